@@ -1,0 +1,1 @@
+"""``pyrate``: Spark's ``rate`` and ``rate-micro-batch`` sources with admission control."""

@@ -1,0 +1,61 @@
+"""Shared fixtures: one classic local[2] session and one Spark Connect server per test run."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+os.environ["PYSPARK_PYTHON"] = sys.executable
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """The classic session. No register() call here: sources must auto-register."""
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("pysparksources-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from sparkprocs import ConnectServer
+
+    server = ConnectServer(tmp_path_factory.mktemp("connect"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def connect_spark(connect_server: Any) -> Iterator[Any]:
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.builder.remote(connect_server.url).create()
+    session.conf.set("spark.sql.session.timeZone", "UTC")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session", params=["classic", "connect"])
+def session(request: pytest.FixtureRequest) -> Any:
+    """Runs a test once on the classic session and once over Spark Connect."""
+    name = "spark" if request.param == "classic" else "connect_spark"
+    return request.getfixturevalue(name)

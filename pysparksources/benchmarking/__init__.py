@@ -1,0 +1,1 @@
+"""Side-by-side benchmarks against Spark's built-in sources (``pysparksources bench``)."""

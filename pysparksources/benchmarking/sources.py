@@ -1,0 +1,101 @@
+"""Reference Python sources that bound what any Python source can reach.
+
+``pybench_cached`` yields one already-built RecordBatch per task (built once per Python worker
+and reused), so its throughput is the cost of the engine's Arrow hop and task round trip
+alone: the ceiling for every Python source. ``pybench_tuples`` yields Python tuples, as most
+peer libraries do. Both produce the rate schema and rate-micro-batch's values.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+
+from pysparksources._options import Options
+
+__all__ = ["CachedBatchDataSource", "TupleDataSource"]
+
+_CACHE: dict[tuple[int, int], Any] = {}
+_OPTIONS = ("rowsPerBatch", "numPartitions")
+
+
+@dataclass(frozen=True)
+class _Slice(InputPartition):  # type: ignore[misc]
+    first: int
+    end: int
+    step: int
+
+
+class _CountingReader(DataSourceStreamReader):  # type: ignore[misc]
+    """Offsets ``{"offset": n}``; every batch adds ``rowsPerBatch`` rows."""
+
+    def __init__(self, options: dict[str, str]) -> None:
+        opts = Options("pybench", options, _OPTIONS)
+        self.rows = opts.integer("rowsPerBatch", 1_000_000, minimum=1) or 1
+        self.partitions_count = opts.integer("numPartitions", 2, minimum=1) or 1
+
+    def initialOffset(self) -> dict[str, int]:
+        return {"offset": 0}
+
+    def latestOffset(self, start: dict[str, int], limit: Any) -> dict[str, int]:
+        return {"offset": start["offset"] + self.rows}
+
+    def partitions(self, start: dict[str, int], end: dict[str, int]) -> list[InputPartition]:
+        n = self.partitions_count
+        return [_Slice(start["offset"] + p, end["offset"], n) for p in range(n)]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        raise NotImplementedError
+
+
+class _CachedReader(_CountingReader):
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        import numpy as np
+        import pyarrow as pa
+
+        from pysparksources._arrow import timestamp_us_array
+        from pysparksources.rate.generate import RATE_ARROW_SCHEMA
+
+        assert isinstance(partition, _Slice)
+        size = len(range(partition.first, partition.end, partition.step))
+        key = (size, partition.step)
+        if key not in _CACHE:
+            values = np.arange(size, dtype=np.int64)
+            _CACHE[key] = pa.RecordBatch.from_arrays(
+                [timestamp_us_array(np.zeros(size, dtype=np.int64)), pa.array(values)],
+                schema=RATE_ARROW_SCHEMA,
+            )
+        yield _CACHE[key]
+
+
+class _TupleReader(_CountingReader):
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        assert isinstance(partition, _Slice)
+        stamp = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+        for value in range(partition.first, partition.end, partition.step):
+            yield (stamp, value)
+
+
+class CachedBatchDataSource(DataSource):  # type: ignore[misc]
+    @classmethod
+    def name(cls) -> str:
+        return "pybench_cached"
+
+    def schema(self) -> str:
+        return "timestamp TIMESTAMP, value BIGINT"
+
+    def streamReader(self, schema: Any) -> _CountingReader:
+        return _CachedReader(dict(self.options))
+
+
+class TupleDataSource(CachedBatchDataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "pybench_tuples"
+
+    def streamReader(self, schema: Any) -> _CountingReader:
+        return _TupleReader(dict(self.options))

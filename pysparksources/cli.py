@@ -1,0 +1,59 @@
+"""The ``pysparksources`` command: ``demo``, ``bench`` and development servers."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+__all__ = ["main"]
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from pysparksources.demo import run_demo
+
+    return run_demo(batches=args.batches)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from pysparksources.benchmarking.rate import run_rate_benchmark
+    from pysparksources.local_spark import local_session
+
+    conf = dict(item.split("=", 1) for item in args.conf)
+    spark = local_session("pysparksources-bench", conf=conf)
+    run_rate_benchmark(spark, args.rows, batches=args.batches, tuples=not args.no_tuples)
+    spark.stop()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pysparksources", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    demo = commands.add_parser("demo", help="run the demo pipeline on a local Spark")
+    demo.add_argument("--batches", type=int, default=8, help="micro-batches to run (default 8)")
+    demo.set_defaults(handler=_demo)
+
+    bench = commands.add_parser("bench", help="pyrate vs Spark's rate-micro-batch")
+    bench.add_argument(
+        "--rows", type=int, nargs="+", default=[1_000_000, 5_000_000], help="rows per batch"
+    )
+    bench.add_argument("--batches", type=int, default=5, help="steady-state batches per query")
+    bench.add_argument("--no-tuples", action="store_true", help="skip the tuple-yielding source")
+    bench.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark settings"
+    )
+    bench.set_defaults(handler=_bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler: Handler = args.handler
+    return handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
@@ -112,8 +111,3 @@ class RateBatchReader(DataSourceReader):  # type: ignore[misc]
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, RateSlice)
         return generate(partition)
-
-
-def describe(config: RateConfig) -> dict[str, Any]:
-    """Options as the engine sees them, for logs and the demo."""
-    return {k: v for k, v in vars(config).items() if v is not None}

@@ -23,7 +23,14 @@ def _bench(args: argparse.Namespace) -> int:
 
     conf = dict(item.split("=", 1) for item in args.conf)
     spark = local_session("pysparksources-bench", conf=conf)
-    run_rate_benchmark(spark, args.rows, batches=args.batches, tuples=not args.no_tuples)
+    run_rate_benchmark(
+        spark,
+        args.rows,
+        batches=args.batches,
+        partitions=args.partitions,
+        tuples=not args.no_tuples,
+        rounds=args.rounds,
+    )
     spark.stop()
     return 0
 
@@ -41,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--rows", type=int, nargs="+", default=[1_000_000, 5_000_000], help="rows per batch"
     )
     bench.add_argument("--batches", type=int, default=5, help="steady-state batches per query")
+    bench.add_argument("--partitions", type=int, default=2, help="numPartitions (default 2)")
+    bench.add_argument("--rounds", type=int, default=2, help="interleaved rounds (default 2)")
     bench.add_argument("--no-tuples", action="store_true", help="skip the tuple-yielding source")
     bench.add_argument(
         "--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark settings"

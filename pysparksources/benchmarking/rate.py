@@ -1,6 +1,7 @@
 """pyrate against Spark's ``rate-micro-batch``, the Python-path ceiling and a tuple source.
 
-Everything is measured in one run on one session, so ratios are comparable on a noisy machine.
+Everything runs in one session, in interleaved rounds (every source once per round), so a
+change in background load hits all sources alike and the ratios stay comparable.
 """
 
 from __future__ import annotations
@@ -12,55 +13,82 @@ from pysparksources.benchmarking.harness import Measurement, measure_stream
 
 __all__ = ["run_rate_benchmark"]
 
+# label -> (format, extra options). The ceiling yields cached batches: its shape is the variable.
+_CANDIDATES: dict[str, tuple[str, dict[str, str]]] = {
+    "rate-micro-batch": ("rate-micro-batch", {}),
+    "ceiling, 1M-row batches": ("pybench_cached", {"chunkRows": str(1 << 20)}),
+    "ceiling, 64k-row batches": ("pybench_cached", {"chunkRows": "65536"}),
+    "ceiling, 1 batch per task": ("pybench_cached", {"chunkRows": "0"}),
+    "pyrate": ("pyrate", {}),
+    "tuple-yielding source": ("pybench_tuples", {}),
+}
+_SAME_SHAPE_CEILING = "ceiling, 1M-row batches"  # pyrate's own batch shape
 
-def _row_line(m: Measurement, reference: Measurement) -> str:
-    ratio = m.median_rows_per_second / reference.median_rows_per_second
-    return (
-        f"  {m.label:<28} {m.median_rows_per_second / 1e6:8.2f} M rows/s"
-        f"   {ratio:5.2f}x rate-micro-batch"
-    )
+
+def _measure_size(
+    spark: Any, rows: int, partitions: int, batches: int, rounds: int, tuples: bool
+) -> dict[str, Measurement]:
+    base = {"rowsPerBatch": str(rows), "numPartitions": str(partitions)}
+    merged = {label: Measurement(label) for label in _CANDIDATES}
+    if not tuples:
+        del merged["tuple-yielding source"]
+    for _ in range(rounds):
+        for label in merged:
+            fmt, extra = _CANDIDATES[label]
+            slow = label == "tuple-yielding source"
+            m = measure_stream(spark, label, fmt, base | extra, 2 if slow else batches, 1)
+            merged[label].rows_per_second += m.rows_per_second
+            merged[label].batch_ms += m.batch_ms
+    return merged
 
 
 def run_rate_benchmark(
-    spark: Any, sizes: list[int], batches: int = 5, partitions: int = 2, tuples: bool = True
+    spark: Any,
+    sizes: list[int],
+    batches: int = 5,
+    partitions: int = 2,
+    tuples: bool = True,
+    rounds: int = 2,
 ) -> dict[str, Any]:
     """Measure each source at each batch size; print a table and return the figures."""
     from pysparksources.benchmarking.sources import CachedBatchDataSource, TupleDataSource
 
     spark.dataSource.register(CachedBatchDataSource)
     spark.dataSource.register(TupleDataSource)
-    results: dict[str, Any] = {"partitions": partitions, "batches": batches, "sizes": {}}
+    results: dict[str, Any] = {"partitions": partitions, "rounds": rounds, "sizes": {}}
     for rows in sizes:
-        base = {"rowsPerBatch": str(rows), "numPartitions": str(partitions)}
-        native = measure_stream(spark, "rate-micro-batch", "rate-micro-batch", base, batches)
-        ceiling = measure_stream(spark, "python ceiling (cached)", "pybench_cached", base, batches)
-        ours = measure_stream(spark, "pyrate", "pyrate", base, batches)
-        measured = [native, ceiling, ours]
-        if tuples:
-            measured.append(
-                measure_stream(spark, "tuple-yielding source", "pybench_tuples", base, 3, 1)
+        measured = _measure_size(spark, rows, partitions, batches, rounds, tuples)
+        native = measured["rate-micro-batch"].median_rows_per_second
+        print(f"\n{rows:,} rows per batch, {partitions} partitions, noop sink (median rows/s)")
+        figures: dict[str, float] = {}
+        for label, m in measured.items():
+            figures[label] = m.median_rows_per_second
+            print(
+                f"  {label:<28} {m.median_rows_per_second / 1e6:7.2f} M rows/s"
+                f"   {m.median_rows_per_second / native:5.2f}x rate-micro-batch"
+                f"   ({len(m.rows_per_second)} batches)"
             )
-        print(f"\n{rows:,} rows per batch, {partitions} partitions, noop sink (medians)")
-        for m in measured:
-            print(_row_line(m, native))
-        figures = {m.label: m.median_rows_per_second for m in measured}
-        figures["pyrate / ceiling"] = ours.median_rows_per_second / ceiling.median_rows_per_second
+        pyrate = figures["pyrate"]
+        best = max(v for k, v in figures.items() if k.startswith("ceiling"))
+        figures["pyrate / same-shape ceiling"] = pyrate / figures[_SAME_SHAPE_CEILING]
+        figures["pyrate / best ceiling"] = pyrate / best
+        line = (
+            f"  pyrate / same-shape ceiling {figures['pyrate / same-shape ceiling']:.2f}x,"
+            f" / best ceiling {figures['pyrate / best ceiling']:.2f}x"
+        )
         if tuples:
-            figures["pyrate / tuples"] = (
-                ours.median_rows_per_second / measured[-1].median_rows_per_second
-            )
-        print(f"  pyrate / python ceiling: {figures['pyrate / ceiling']:.2f}x", end="")
-        print(f"   pyrate / tuples: {figures['pyrate / tuples']:.2f}x" if tuples else "")
+            figures["pyrate / tuples"] = pyrate / figures["tuple-yielding source"]
+            line += f", / tuples {figures['pyrate / tuples']:.2f}x"
+        print(line)
         results["sizes"][str(rows)] = figures
     one = {"rowsPerBatch": "1", "numPartitions": str(partitions)}
-    fixed_native = measure_stream(spark, "rate-micro-batch", "rate-micro-batch", one, batches)
-    fixed_ours = measure_stream(spark, "pyrate", "pyrate", one, batches)
-    print("\nfixed cost of a 1-row batch (median trigger time)")
-    print(f"  rate-micro-batch {fixed_native.median_batch_ms:7.0f} ms")
-    print(f"  pyrate           {fixed_ours.median_batch_ms:7.0f} ms")
-    results["one_row_batch_ms"] = {
-        "rate-micro-batch": fixed_native.median_batch_ms,
-        "pyrate": fixed_ours.median_batch_ms,
+    fixed = {
+        label: measure_stream(spark, label, fmt, one, batches).median_batch_ms
+        for label, fmt in (("rate-micro-batch", "rate-micro-batch"), ("pyrate", "pyrate"))
     }
+    print("\nfixed cost of a 1-row batch (median trigger time)")
+    for label, ms in fixed.items():
+        print(f"  {label:<18} {ms:6.0f} ms")
+    results["one_row_batch_ms"] = fixed
     print("\n" + json.dumps(results))
     return results

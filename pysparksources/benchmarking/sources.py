@@ -1,8 +1,9 @@
 """Reference Python sources that bound what any Python source can reach.
 
-``pybench_cached`` yields one already-built RecordBatch per task (built once per Python worker
-and reused), so its throughput is the cost of the engine's Arrow hop and task round trip
-alone: the ceiling for every Python source. ``pybench_tuples`` yields Python tuples, as most
+``pybench_cached`` yields already-built RecordBatches (built once per Python worker and reused,
+cut into ``chunkRows``-row batches, 0 = one batch per task), so its throughput is the cost of the
+engine's Arrow hop and task round trip alone: the ceiling for every Python source at that batch
+shape. ``pybench_tuples`` yields Python tuples, as most
 peer libraries do. Both produce the rate schema and rate-micro-batch's values.
 """
 
@@ -19,8 +20,8 @@ from pysparksources._options import Options
 
 __all__ = ["CachedBatchDataSource", "TupleDataSource"]
 
-_CACHE: dict[tuple[int, int], Any] = {}
-_OPTIONS = ("rowsPerBatch", "numPartitions")
+_CACHE: dict[tuple[int, int], list[Any]] = {}
+_OPTIONS = ("rowsPerBatch", "numPartitions", "chunkRows")
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class _CountingReader(DataSourceStreamReader):  # type: ignore[misc]
         opts = Options("pybench", options, _OPTIONS)
         self.rows = opts.integer("rowsPerBatch", 1_000_000, minimum=1) or 1
         self.partitions_count = opts.integer("numPartitions", 2, minimum=1) or 1
+        self.chunk_rows = opts.integer("chunkRows", 1 << 20, minimum=0) or 0
 
     def initialOffset(self) -> dict[str, int]:
         return {"offset": 0}
@@ -62,14 +64,16 @@ class _CachedReader(_CountingReader):
 
         assert isinstance(partition, _Slice)
         size = len(range(partition.first, partition.end, partition.step))
-        key = (size, partition.step)
+        key = (size, self.chunk_rows)
         if key not in _CACHE:
             values = np.arange(size, dtype=np.int64)
-            _CACHE[key] = pa.RecordBatch.from_arrays(
+            whole = pa.RecordBatch.from_arrays(
                 [timestamp_us_array(np.zeros(size, dtype=np.int64)), pa.array(values)],
                 schema=RATE_ARROW_SCHEMA,
             )
-        yield _CACHE[key]
+            step = self.chunk_rows or size
+            _CACHE[key] = [whole.slice(i, step) for i in range(0, size, step)]
+        yield from _CACHE[key]
 
 
 class _TupleReader(_CountingReader):

@@ -20,9 +20,15 @@ CHUNK_ROWS = 1 << 20
 
 
 def _timestamps_ms(part: RateSlice, values: np.ndarray) -> np.ndarray:
-    offsets = values - part.range_start
     if part.rule == "stepped":
+        first, last = (int(values[0]) - part.range_start, int(values[-1]) - part.range_start)
+        if first // part.rows_per_batch == last // part.rows_per_batch:
+            # The common case: a micro-batch inside one logical batch shares one timestamp.
+            stamp = part.base_ms + first // part.rows_per_batch * part.advance_ms
+            return np.full(len(values), stamp, dtype=np.int64)
+        offsets = values - part.range_start
         return part.base_ms + (offsets // part.rows_per_batch) * part.advance_ms
+    offsets = values - part.range_start
     # Java Math.round: floor, then up when the fraction is at least one half.
     scaled = offsets.astype(np.float64) * part.ms_per_value
     rounded = np.floor(scaled)
@@ -37,6 +43,8 @@ def generate(part: RateSlice, chunk_rows: int = CHUNK_ROWS) -> Iterator[pa.Recor
         values = np.arange(
             chunk_first, min(chunk_first + span, part.end), part.step, dtype=np.int64
         )
+        if len(values) == 0:
+            continue
         micros = _timestamps_ms(part, values) * 1000
         yield pa.RecordBatch.from_arrays(
             [timestamp_us_array(micros), pa.array(values, type=pa.int64())],

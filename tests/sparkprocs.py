@@ -7,12 +7,17 @@ That server imports sources from this same Python environment.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pyspark
 
@@ -87,7 +92,105 @@ class ConnectServer:
     def stop(self) -> None:
         self.proc.terminate()
         try:
-            self.proc.wait(30)
+            self.proc.wait(60)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(10)
+
+
+class StandaloneCluster:
+    """A real Spark standalone cluster on 127.0.0.1: one master and one-core workers.
+
+    Started from the installed pyspark wheel (SPARK_HOME = the pyspark package folder); every
+    process is stopped by its id, worker process groups included, because a worker's executors
+    are its children.
+    """
+
+    def __init__(self, workdir: Path, workers: int = 2, memory: str = "2g") -> None:
+        self.workdir = workdir
+        self.port = free_port()
+        self.ui_port = free_port()
+        self.master = self._start(
+            "master",
+            [
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--webui-port",
+                str(self.ui_port),
+            ],
+        )
+        wait_for_port(self.port, self.master, 120, self.workdir / "master.log")
+        self.workers = [
+            self._start(
+                f"worker-{i}",
+                [
+                    "org.apache.spark.deploy.worker.Worker",
+                    "--host",
+                    "127.0.0.1",
+                    "--cores",
+                    "1",
+                    "--memory",
+                    memory,
+                    "--webui-port",
+                    str(free_port()),
+                    "--work-dir",
+                    str(workdir / f"worker-{i}"),
+                    self.url,
+                ],
+            )
+            for i in range(workers)
+        ]
+        self.wait_for_workers(workers)
+
+    def _start(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
+        log = self.workdir / f"{name}.log"
+        with log.open("wb") as out:
+            return subprocess.Popen(
+                [str(spark_home() / "bin" / "spark-class"), *args],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=worker_env(),
+                cwd=self.workdir,
+                start_new_session=True,
+            )
+
+    @property
+    def url(self) -> str:
+        return f"spark://127.0.0.1:{self.port}"
+
+    def state(self) -> dict[str, Any]:
+        """The master's own view (its web UI's JSON endpoint)."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=5) as r:
+            state: dict[str, Any] = json.load(r)
+            return state
+
+    def wait_for_workers(self, count: int, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if self.state().get("aliveworkers", 0) >= count:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.5)
+        raise TimeoutError(f"{count} workers did not register with {self.url} in {timeout}s")
+
+    def kill_worker(self, index: int) -> None:
+        """SIGKILL a worker and its executors, as a machine loss would."""
+        os.killpg(self.workers[index].pid, signal.SIGKILL)
+        self.workers[index].wait(30)
+
+    def stop(self) -> None:
+        for proc in [*self.workers, self.master]:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+        for proc in [*self.workers, self.master]:
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)

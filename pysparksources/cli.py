@@ -35,6 +35,12 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _doctor(args: argparse.Namespace) -> int:
+    from pysparksources.doctor import run_doctor
+
+    return run_doctor(master=args.master, connect_url=args.connect)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pysparksources", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -55,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark settings"
     )
     bench.set_defaults(handler=_bench)
+
+    doctor = commands.add_parser("doctor", help="check Java, worker Python, sessions, executors")
+    doctor.add_argument("--master", default="local[1]", help="master URL to try (local[1])")
+    doctor.add_argument("--connect", default=None, metavar="sc://HOST:PORT", help="Connect URL")
+    doctor.set_defaults(handler=_doctor)
     return parser
 
 

@@ -58,7 +58,9 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float, log:
 class ConnectServer:
     """A Spark Connect server process on 127.0.0.1."""
 
-    def __init__(self, workdir: Path, master: str = "local[2]") -> None:
+    def __init__(
+        self, workdir: Path, master: str = "local[2]", env: dict[str, str] | None = None
+    ) -> None:
         self.port = free_port()
         self.log = workdir / "connect-server.log"
         cmd = [
@@ -81,7 +83,7 @@ class ConnectServer:
         ]
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(
-                cmd, stdout=out, stderr=subprocess.STDOUT, env=worker_env(), cwd=workdir
+                cmd, stdout=out, stderr=subprocess.STDOUT, env=env or worker_env(), cwd=workdir
             )
         wait_for_port(self.port, self.proc, 120, self.log)
 

@@ -22,7 +22,10 @@ class SourceEntry:
 
 SOURCES: dict[str, SourceEntry] = {
     entry.name: entry
-    for entry in (SourceEntry("pyrate", "pysparksources.rate.source:RateDataSource"),)
+    for entry in (
+        SourceEntry("pyrate", "pysparksources.rate.source:RateDataSource"),
+        SourceEntry("pyfile", "pysparksources.files.datasource:FileDataSource"),
+    )
 }
 
 

@@ -1,0 +1,70 @@
+"""cleanSource: archive or delete a batch's files once the batch is committed.
+
+Runs on one background thread so commit() (on the query's planning path) never waits for
+storage; a failure is logged and never fails the query, as in Spark. Archived files keep their
+full path under sourceArchiveDir (``/in/a/f.csv`` -> ``<archive>/in/a/f.csv``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from pysparksources.files.filesystem import FileLocation
+
+__all__ = ["SourceCleaner"]
+
+log = logging.getLogger(__name__)
+
+
+class SourceCleaner:
+    def __init__(self, mode: str, source: FileLocation, archive: FileLocation | None) -> None:
+        self.mode = mode
+        self._source = source
+        self._archive = archive
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending: list[Future[None]] = []
+
+    def submit(self, paths: Iterable[str]) -> None:
+        if self.mode == "off":
+            return
+        todo = list(paths)
+        if not todo:
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="pyfile-clean")
+        self._pending = [f for f in self._pending if not f.done()]
+        self._pending.append(self._pool.submit(self._clean, todo))
+
+    def _clean(self, paths: list[str]) -> None:
+        fs: Any = self._source.filesystem()
+        for path in paths:
+            try:
+                if self.mode == "delete":
+                    fs.rm(path)
+                else:
+                    assert self._archive is not None
+                    target = self._archive.path.rstrip("/") + "/" + path.lstrip("/")
+                    fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
+                    fs.mv(path, target)
+            except Exception as error:  # Spark logs cleanup failures and carries on
+                log.warning(
+                    "pyfile: cleanSource=%s failed for %s: %s",
+                    self.mode,
+                    self._source.url(path),
+                    error,
+                )
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Finish queued work (used by stop() and tests)."""
+        for future in self._pending:
+            future.result(timeout)
+        self._pending = []
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self.wait(60)
+            self._pool.shutdown(wait=True)
+            self._pool = None

@@ -35,7 +35,10 @@ def free_port() -> int:
 
 def worker_env() -> dict[str, str]:
     """Environment for Spark processes: workers run this interpreter, not PATH's python3."""
-    env = dict(os.environ)
+    # A Spark Connect session in this process marks the environment as Connect mode; a child
+    # that starts a classic driver must not inherit that.
+    connect_markers = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")
+    env = {k: v for k, v in os.environ.items() if k not in connect_markers}
     env["PYSPARK_PYTHON"] = sys.executable
     env["PYSPARK_DRIVER_PYTHON"] = sys.executable
     env["SPARK_HOME"] = str(spark_home())
@@ -125,27 +128,15 @@ class StandaloneCluster:
             ],
         )
         wait_for_port(self.port, self.master, 120, self.workdir / "master.log")
-        self.workers = [
-            self._start(
-                f"worker-{i}",
-                [
-                    "org.apache.spark.deploy.worker.Worker",
-                    "--host",
-                    "127.0.0.1",
-                    "--cores",
-                    "1",
-                    "--memory",
-                    memory,
-                    "--webui-port",
-                    str(free_port()),
-                    "--work-dir",
-                    str(workdir / f"worker-{i}"),
-                    self.url,
-                ],
-            )
-            for i in range(workers)
-        ]
+        self.memory = memory
+        self.workers = [self._start_worker(i) for i in range(workers)]
         self.wait_for_workers(workers)
+
+    def _start_worker(self, i: int) -> subprocess.Popen[bytes]:
+        args = ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1"]
+        args += ["--memory", self.memory, "--webui-port", str(free_port())]
+        args += ["--work-dir", str(self.workdir / f"worker-{i}"), self.url]
+        return self._start(f"worker-{i}", args)
 
     def _start(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
         log = self.workdir / f"{name}.log"
@@ -184,6 +175,11 @@ class StandaloneCluster:
         """SIGKILL a worker and its executors, as a machine loss would."""
         os.killpg(self.workers[index].pid, signal.SIGKILL)
         self.workers[index].wait(30)
+
+    def restart_worker(self, index: int) -> None:
+        """Bring a killed worker back so later tests see two executors again."""
+        self.workers[index] = self._start_worker(index)
+        self.wait_for_workers(len(self.workers))
 
     def stop(self) -> None:
         for proc in [*self.workers, self.master]:

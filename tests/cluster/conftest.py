@@ -16,11 +16,15 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneClus
     started.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def cluster_connect(
     cluster: StandaloneCluster, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Any]:
-    """A Spark Connect session whose server runs its queries on the cluster."""
+    """A Spark Connect session whose server runs its queries on the cluster.
+
+    Module-scoped: a running application holds one executor on each one-core worker, so any
+    other application (a submitted driver, another server) would wait for cores until it ends.
+    """
     from pyspark.sql import SparkSession
 
     server = ConnectServer(tmp_path_factory.mktemp("cluster-connect"), master=cluster.url)

@@ -22,7 +22,7 @@ def _bench(args: argparse.Namespace) -> int:
     from pysparksources.local_spark import local_session
 
     conf = dict(item.split("=", 1) for item in args.conf)
-    spark = local_session("pysparksources-bench", conf=conf)
+    spark = local_session("pysparksources-bench", master=args.master, conf=conf)
     run_rate_benchmark(
         spark,
         args.rows,
@@ -54,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--rows", type=int, nargs="+", default=[1_000_000, 5_000_000], help="rows per batch"
     )
     bench.add_argument("--batches", type=int, default=5, help="steady-state batches per query")
+    bench.add_argument("--master", default="local[2]", help="master URL (default local[2])")
     bench.add_argument("--partitions", type=int, default=2, help="numPartitions (default 2)")
     bench.add_argument("--rounds", type=int, default=2, help="interleaved rounds (default 2)")
     bench.add_argument("--no-tuples", action="store_true", help="skip the tuple-yielding source")

@@ -16,6 +16,27 @@ os.environ["PYSPARK_PYTHON"] = sys.executable
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
+CONNECT_FIXTURES = {"connect_spark", "cluster_connect", "bare_connect"}
+
+
+def _uses_connect_in_process(item: pytest.Item) -> bool:
+    names = set(getattr(item, "fixturenames", ()))
+    callspec = getattr(item, "callspec", None)
+    param = callspec.params.get("session") if callspec is not None else None
+    return bool(names & CONNECT_FIXTURES) or param == "connect"
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run every test that needs no in-process Spark Connect session first.
+
+    Creating a remote session marks the whole process as Connect mode (an environment
+    variable PySpark reads everywhere): afterwards a classic session can no longer be created
+    and child processes inherit the mark. The sort is stable, so file order is kept otherwise.
+    """
+    items.sort(key=_uses_connect_in_process)
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """The classic session. No register() call here: sources must auto-register."""

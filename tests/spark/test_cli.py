@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from sparkprocs import worker_env
 
 pytestmark = pytest.mark.spark
 
 
 def test_demo_prints_each_batch_and_exits_cleanly() -> None:
-    env = {k: v for k, v in os.environ.items() if k != "PYSPARK_PYTHON"}  # demo sets it itself
+    env = {k: v for k, v in worker_env().items() if k != "PYSPARK_PYTHON"}  # demo sets it
     result = subprocess.run(
         [sys.executable, "-m", "pysparksources.cli", "demo", "--batches", "3"],
         capture_output=True,
@@ -40,7 +40,7 @@ def run_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]
 
 
 def test_doctor_passes_locally_and_against_a_connect_server(connect_server: object) -> None:
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    env = worker_env()
     result = run_cli("doctor", "--connect", connect_server.url, env=env)  # type: ignore[attr-defined]
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     assert "[FAIL]" not in result.stdout
@@ -50,7 +50,7 @@ def test_doctor_passes_locally_and_against_a_connect_server(connect_server: obje
 
 
 def test_doctor_names_a_broken_worker_python_and_the_fix() -> None:
-    result = run_cli("doctor", env=dict(os.environ, PYSPARK_PYTHON="/bin/false"))
+    result = run_cli("doctor", env=worker_env() | {"PYSPARK_PYTHON": "/bin/false"})
     assert result.returncode == 1
     assert "[FAIL] worker Python: PYSPARK_PYTHON = /bin/false" in result.stdout
     assert f"fix: export PYSPARK_PYTHON={sys.executable}" in result.stdout

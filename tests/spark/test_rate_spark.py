@@ -11,6 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from sparkprocs import worker_env
 from streamtools import collect_rows, data_batches, to_parquet, wait_for_batches
 
 import pysparksources
@@ -29,6 +30,7 @@ def run_python(code: str, timeout: int = 180) -> str:
         text=True,
         timeout=timeout,
         cwd=ROOT,
+        env=worker_env(),
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout

@@ -39,9 +39,9 @@ class SourceCleaner:
         self._pending.append(self._pool.submit(self._clean, todo))
 
     def _clean(self, paths: list[str]) -> None:
-        fs: Any = self._source.filesystem()
         for path in paths:
             try:
+                fs: Any = self._source.filesystem()
                 if self.mode == "delete":
                     fs.rm(path)
                 else:
@@ -58,9 +58,12 @@ class SourceCleaner:
                 )
 
     def wait(self, timeout: float | None = None) -> None:
-        """Finish queued work (used by stop() and tests)."""
+        """Finish queued work (used by stop() and tests); a failure here never stops a query."""
         for future in self._pending:
-            future.result(timeout)
+            try:
+                future.result(timeout)
+            except Exception as error:
+                log.warning("pyfile: cleanSource=%s did not finish: %s", self.mode, error)
         self._pending = []
 
     def close(self) -> None:

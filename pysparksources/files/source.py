@@ -312,7 +312,10 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
             # After a restart only the batch ending here is known to be unclean.
             first = last
         if last >= first >= 0:
-            state.cleaner.submit(e.path for e in state.log.get_range(first, last))
+            try:
+                state.cleaner.submit(e.path for e in state.log.get_range(first, last))
+            except Exception as error:  # cleaning is best effort, as in Spark
+                log.warning("pyfile: cleanSource skipped batches %d..%d: %s", first, last, error)
         state.cleaned_through = last
 
     def stop(self) -> None:

@@ -1,0 +1,1 @@
+"""Development and test tooling shipped with the package (never needed in production)."""

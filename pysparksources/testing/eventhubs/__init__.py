@@ -1,0 +1,12 @@
+"""An Event Hubs-compatible AMQP 1.0 emulator for development and tests (not a broker).
+
+The azure-eventhub SDK talks to it over a real socket on 127.0.0.1; see
+docs/eventhubs-emulator.md. Nothing here imports the Azure SDK.
+"""
+
+from pysparksources.testing.eventhubs.config import EmulatorConfig, HubConfig
+from pysparksources.testing.eventhubs.emulator import EventHubsEmulator
+from pysparksources.testing.eventhubs.faults import Fault
+from pysparksources.testing.eventhubs.partition_key import partition_for_key
+
+__all__ = ["EmulatorConfig", "EventHubsEmulator", "Fault", "HubConfig", "partition_for_key"]

@@ -135,20 +135,24 @@ def planning_times(seen: int, batches: int = 20, per_batch: int = 5) -> dict[str
     from pyspark.sql.streaming.datasource import ReadMaxFiles
     from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-    from pysparksources.files.source_log import VERSION
+    from pysparksources.files.source_log import VERSION, LogEntry, prune
 
     work = Path(tempfile.mkdtemp(prefix="pyfile-plan-"))
     src, log = work / "in", work / "log"
     src.mkdir()
     log.mkdir()
     now = int(time.time() * 1000)
-    # The seen files were read (and archived) long ago in batches 0..9: one compact file.
-    lines = [VERSION]
-    lines += [
-        json.dumps({"batchId": 9, "path": f"/archived/f{i}.csv", "timestamp": now - 1000})
+    # The seen files were read 100 per batch, one every 10 minutes up to now (1,000 files span
+    # 7 days, 100,000 span 694): the log holds the compact file of the last batch, pruned as
+    # the source prunes it with the default maxFileAge of 7 days.
+    every_ms, max_age_ms, last = 600_000, 7 * 86_400_000, seen // 100 - 1
+    history = [
+        LogEntry(f"/archived/f{i}.csv", now - (seen - i) * every_ms, i // 100, 1)
         for i in range(seen)
     ]
-    (log / "9.compact").write_text("\n".join(lines) + "\n")
+    kept = prune(history, now - every_ms - max_age_ms, last - 1)
+    lines = [VERSION] + [e.to_json() for e in kept]
+    (log / f"{last}.compact").write_text("\n".join(lines) + "\n")
     for i in range(batches * per_batch):
         (src / f"new-{i:05d}.csv").write_text("1,a\n")
         os.utime(src / f"new-{i:05d}.csv", (now / 1000 + i, now / 1000 + i))
@@ -164,7 +168,7 @@ def planning_times(seen: int, batches: int = 20, per_batch: int = 5) -> dict[str
     offset = reader.initialOffset()
     reader._driver()
     startup_ms = (time.perf_counter() - t0) * 1000
-    offset = {"logOffset": 9}
+    offset = {"logOffset": last}
     times = []
     for _ in range(batches):
         t0 = time.perf_counter()
@@ -175,6 +179,7 @@ def planning_times(seen: int, batches: int = 20, per_batch: int = 5) -> dict[str
     reader.stop()
     return {
         "seen": seen,
+        "kept": len(kept),
         "startup_ms": startup_ms,
         "median_ms": statistics.median(times),
         "max_ms": max(times),

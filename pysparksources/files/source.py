@@ -38,7 +38,7 @@ from pysparksources.files.formats_read import read_split
 from pysparksources.files.listing import FileEntry, list_files
 from pysparksources.files.planning import FilePartition, ReadContext, plan_partitions
 from pysparksources.files.seen import SeenFiles
-from pysparksources.files.source_log import LogEntry, SourceLog
+from pysparksources.files.source_log import LogEntry, SourceLog, prune
 from pysparksources.files.source_options import SourceConfig, parse_source_options
 
 if TYPE_CHECKING:
@@ -260,6 +260,9 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         if files:
             batch_id = state.current + 1
             entries = [LogEntry(f.path, f.timestamp, batch_id, f.size) for f in files]
+            if state.log.is_compaction_batch(batch_id):
+                # Spark's engine asks for batch n+1 only once batch n (``position``) committed.
+                state.history = prune(state.history, self._purge_point(files), position)
             # Durable before Spark writes this offset to its WAL: a replay reads these files.
             state.log.add(batch_id, entries, state.history)
             state.history.extend(entries)
@@ -268,6 +271,14 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
             state.seen.purge()
             state.current = batch_id
         return canonical_offset({"logOffset": state.current})
+
+    def _purge_point(self, files: list[FileEntry]) -> int | None:
+        """Where the seen-files map purges once ``files`` are added (None: it never does)."""
+        max_age = self._config.effective_max_file_age_ms
+        if max_age is None:
+            return None
+        newest = max([self._driver().seen.latest_timestamp, *(f.timestamp for f in files)])
+        return newest - max_age
 
     def reportLatestOffset(self) -> Offset | None:
         if self._state is None:

@@ -4,8 +4,13 @@ Spark keeps this log under the query's checkpoint, which Python sources never se
 keeps it at ``sourceLogLocation`` on any fsspec filesystem, in the layout of Spark's
 ``FileStreamSourceLog``: one file per batch id (first line ``v1``, then one JSON object
 ``{"path", "timestamp", "batchId"}`` per file) and every 10th batch a ``<id>.compact`` file
-holding all entries so far, after which older files are deleted: start-up reads one compact
-file plus at most nine batch files, however long the stream has run.
+holding the entries that can still matter, after which older files are deleted: start-up
+reads one compact file plus at most nine batch files, however long the stream has run.
+
+Unlike Spark's compaction (which keeps every entry forever), a compact file drops the entries
+of committed batches older than maxFileAge before the newest file (see :func:`prune`): the
+seen-files rule rejects such a file anyway, so they can never matter again, and start-up cost
+stays bounded by the files inside maxFileAge, not by history.
 
 A lease file (``lease.json``) names the query run using the log; a second run finds a fresh
 lease held by a live owner and is refused, instead of both taking the same files.
@@ -27,7 +32,7 @@ from typing import Any
 
 from pysparksources.files.filesystem import FileLocation
 
-__all__ = ["COMPACT_INTERVAL", "LogEntry", "SourceLog", "SourceLogInUse"]
+__all__ = ["COMPACT_INTERVAL", "LogEntry", "SourceLog", "SourceLogInUse", "prune"]
 
 COMPACT_INTERVAL = 10
 VERSION = "v1"
@@ -53,6 +58,19 @@ class LogEntry:
         if self.size >= 0:
             item["size"] = self.size
         return json.dumps(item, separators=(",", ":"))
+
+
+def prune(history: Iterable[LogEntry], threshold: int | None, keep_from: int) -> list[LogEntry]:
+    """The entries a compact file must keep.
+
+    ``threshold`` is the seen-files purge point (newest timestamp minus maxFileAge; None when
+    maxFileAge does not apply): an older file is never new again, so its entry only mattered
+    for its own batch. Entries of batch ``keep_from`` (the last committed, whose cleanSource
+    may still be pending) and later (not committed: a replay must find the same files) stay.
+    """
+    if threshold is None:
+        return list(history)
+    return [e for e in history if e.timestamp >= threshold or e.batch_id >= keep_from]
 
 
 def _parse(text: str, where: str) -> list[LogEntry]:

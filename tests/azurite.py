@@ -1,0 +1,118 @@
+"""A session-scoped Azurite blob emulator for tests of Azure Blob through adlfs.
+
+Import the fixture into a test module or conftest (``from azurite import azurite``). The
+server listens on 127.0.0.1 only, keeps its data in a temporary folder and is terminated at
+the end of the session. Without the npm binary the tests are skipped, unless CI=true, where
+a missing emulator is a failure rather than silently lost coverage.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+__all__ = ["ACCOUNT_KEY", "ACCOUNT_NAME", "Azurite", "azurite", "find_binary"]
+
+# Azurite's documented development account (public, not a secret).
+ACCOUNT_NAME = "devstoreaccount1"
+ACCOUNT_KEY = (
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+_TOOLS = Path(__file__).resolve().parents[1] / ".tools" / "node_modules" / ".bin"
+
+
+@dataclass(frozen=True)
+class Azurite:
+    """Where the emulator listens and how to authenticate against it."""
+
+    host: str
+    port: int
+    account_name: str = ACCOUNT_NAME
+    account_key: str = ACCOUNT_KEY
+
+    @property
+    def blob_endpoint(self) -> str:
+        return f"http://{self.host}:{self.port}/{self.account_name}"
+
+    @property
+    def connection_string(self) -> str:
+        return (
+            f"DefaultEndpointsProtocol=http;AccountName={self.account_name};"
+            f"AccountKey={self.account_key};BlobEndpoint={self.blob_endpoint};"
+        )
+
+    def __repr__(self) -> str:
+        # The key is public for Azurite, but keep the habit: never print credentials.
+        return f"Azurite({self.blob_endpoint!r})"
+
+
+def find_binary() -> str | None:
+    """``azurite-blob`` from the project's .tools folder, else from PATH."""
+    local = _TOOLS / "azurite-blob"
+    if local.exists():
+        return str(local)
+    return shutil.which("azurite-blob")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"azurite-blob exited with code {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"azurite-blob did not listen on 127.0.0.1:{port} in {timeout_s:g}s")
+
+
+@pytest.fixture(scope="session")
+def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite]:
+    binary = find_binary()
+    if binary is None:
+        reason = "azurite-blob not found (npm install azurite into .tools/ or PATH)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    port = _free_port()
+    location = tmp_path_factory.mktemp("azurite")
+    command = [
+        binary,
+        "--blobHost",
+        "127.0.0.1",
+        "--blobPort",
+        str(port),
+        "--location",
+        str(location),
+        "--skipApiVersionCheck",
+        "--loose",
+        "--silent",
+    ]
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        _wait_for_port(port, process, 30)
+        yield Azurite("127.0.0.1", port)
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)

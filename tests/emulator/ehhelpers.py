@@ -37,6 +37,7 @@ class Collector:
     def __init__(self, conn: str, group: str = "$Default", **client_kwargs: Any) -> None:
         self.client = consumer(conn, group, **client_kwargs)
         self.events: list[Any] = []
+        self.partition_ids: list[str] = []  # parallel to events
         self.errors: list[BaseException] = []
         self.closed_reasons: list[Any] = []
         self._cond = threading.Condition()
@@ -47,6 +48,7 @@ class Collector:
             return
         with self._cond:
             self.events.append(event)
+            self.partition_ids.append(context.partition_id)
             self._cond.notify_all()
 
     def _on_error(self, context: Any, error: BaseException) -> None:

@@ -63,7 +63,7 @@ class EmulatorServer:
         self.config = config
         self.host = host
         self.requested_port = port
-        self.faults = faults or FaultInjector()
+        self.faults = faults if faults is not None else FaultInjector()
         self.clock = config.clock
         self.broker = Broker(config, host)
         self.connections: set[Connection] = set()

@@ -41,6 +41,12 @@ def _doctor(args: argparse.Namespace) -> int:
     return run_doctor(master=args.master, connect_url=args.connect)
 
 
+def _eventhubs_emulator(args: argparse.Namespace) -> int:
+    from pysparksources.testing.eventhubs.cli import run
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pysparksources", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -67,6 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--master", default="local[1]", help="master URL to try (local[1])")
     doctor.add_argument("--connect", default=None, metavar="sc://HOST:PORT", help="Connect URL")
     doctor.set_defaults(handler=_doctor)
+
+    from pysparksources.testing.eventhubs.cli import build_parser as emulator_parser
+
+    emulator = commands.add_parser(
+        "eventhubs-emulator", help="serve Event Hubs over AMQP on 127.0.0.1 (tests, demos)"
+    )
+    emulator_parser(emulator)
+    emulator.set_defaults(handler=_eventhubs_emulator)
     return parser
 
 

@@ -1,0 +1,106 @@
+"""SDK producer and consumer throughput against the Event Hubs emulator (1 KB events).
+
+Run: ``python benchmarks/eventhubs_emulator_bench.py [--events 20000] [--runs 3]``.
+The emulator runs in its own process (as ``pysparksources eventhubs-emulator``) so the SDK
+and the server do not share one GIL; figures are the median of ``--runs`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+from azure.eventhub import EventData, EventHubConsumerClient, EventHubProducerClient
+
+
+def start_emulator(partitions: int) -> tuple[subprocess.Popen[str], str]:
+    command = [
+        sys.executable, "-m", "pysparksources.cli", "eventhubs-emulator", "--port", "0",
+        "--hub", f"bench:{partitions}",
+    ]  # fmt: skip
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.strip().startswith("Endpoint="):
+            return proc, line.strip()
+    raise RuntimeError("the emulator did not start")
+
+
+def produce(conn: str, events: int, size: int, partition: str) -> float:
+    """Events/s sending full batches (about 1 MB each) to one partition."""
+    payload = b"x" * size
+    with EventHubProducerClient.from_connection_string(conn) as client:
+        client.send_batch([EventData(b"warm-up")], partition_id=partition)  # connect first
+        sent = 0
+        started = time.perf_counter()
+        while sent < events:
+            batch = client.create_batch(partition_id=partition)
+            while sent < events:
+                try:
+                    batch.add(EventData(payload))
+                except ValueError:
+                    break
+                sent += 1
+            client.send_batch(batch)
+        return events / (time.perf_counter() - started)
+
+
+def consume(conn: str, events: int, partition: str) -> float:
+    """Events/s from the first to the last event of a backlog read from the start."""
+    client = EventHubConsumerClient.from_connection_string(conn, consumer_group="$Default")
+    stamps: list[float] = []
+    done = threading.Event()
+
+    def on_event(context: object, event: object) -> None:
+        if event is None:
+            return
+        stamps.append(time.perf_counter())
+        if len(stamps) >= events:
+            done.set()
+
+    thread = threading.Thread(
+        target=client.receive,
+        kwargs={"on_event": on_event, "partition_id": partition, "starting_position": "-1"},
+        daemon=True,
+    )
+    thread.start()
+    done.wait(timeout=300)
+    client.close()
+    thread.join(timeout=30)
+    if len(stamps) < events:
+        raise RuntimeError(f"received only {len(stamps)} of {events} events")
+    return (len(stamps) - 1) / (stamps[-1] - stamps[0])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--events", type=int, default=20000)
+    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    proc, conn = start_emulator(args.runs)
+    try:
+        sends, reads = [], []
+        for run in range(args.runs):
+            partition = str(run)  # a fresh partition per run: reads see exactly one backlog
+            sends.append(produce(conn, args.events, args.size, partition))
+            reads.append(consume(conn, args.events + 1, partition))
+            print(f"run {run + 1}: send {sends[-1]:,.0f} ev/s, receive {reads[-1]:,.0f} ev/s")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    mb = args.size / 1e6
+    send_rate, read_rate = statistics.median(sends), statistics.median(reads)
+    print(f"{args.events} events of {args.size} B, median of {args.runs} runs:")
+    print(f"  SDK producer: {send_rate:,.0f} events/s ({send_rate * mb:,.1f} MB/s)")
+    print(f"  SDK consumer: {read_rate:,.0f} events/s ({read_rate * mb:,.1f} MB/s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

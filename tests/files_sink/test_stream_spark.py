@@ -148,3 +148,17 @@ def test_failed_batch_is_aborted_and_invisible(spark: Any, tmp_path: Path) -> No
     assert manifest_names(out) == ["0", "1"]
     assert not [f for f in data_files(out) if "-b2-" in f], "batch 2's files were left behind"
     assert sorted(r.id for r in spark.read.parquet(str(out)).collect()) == list(range(2000))
+
+
+def test_batch_write_appends_and_refuses_a_stream_folder(spark: Any, tmp_path: Path) -> None:
+    out = tmp_path / "batch"
+    for _ in range(2):
+        writer = spark.range(100).write.format("pyfile").mode("append")
+        writer.option("format", "json").save(str(out))
+    assert not (out / "_temporary").exists()
+    ids = sorted(r.id for r in spark.read.schema("id BIGINT").json(str(out)).collect())
+    assert ids == sorted([*range(100), *range(100)])
+    stream_out = tmp_path / "stream"
+    run(rate(spark, 10, 10).selectExpr("value AS id"), stream_out, tmp_path / "ck")
+    with pytest.raises(Exception, match="streaming sink's output"):
+        spark.range(3).write.format("pyfile").mode("append").save(str(stream_out))

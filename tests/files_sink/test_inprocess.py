@@ -1,0 +1,134 @@
+"""The sink's engine calls driven in-process (no JVM): memory://, the manifest, escaping.
+
+memory:// lives inside one process, so Spark's separate Python workers could not share it;
+here write() and commit() run in this process, as Spark would call them, and the output is
+read back through fsspec and pyarrow.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import fsspec
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+from pysparksources.files.filesystem import resolve
+from pysparksources.files.hive import escape
+from pysparksources.files.manifest import (
+    ManifestLog,
+    SinkFile,
+    committed_files,
+    file_uri,
+    uri_to_url,
+)
+from pysparksources.files.sink import FileStreamWriter, FilesWritten
+
+SCHEMA = StructType([StructField("id", LongType()), StructField("tag", StringType())])
+
+
+@pytest.fixture
+def root() -> Iterator[str]:
+    path = f"/pyfile-sink-{uuid.uuid4().hex}"
+    yield path
+    fs = fsspec.filesystem("memory")
+    if fs.exists(path):
+        fs.rm(path, recursive=True)
+
+
+def batches(ids: range, size: int = 10) -> Iterator[pa.RecordBatch]:
+    for start in range(ids.start, ids.stop, size):
+        chunk = range(start, min(start + size, ids.stop))
+        yield pa.record_batch(
+            {"id": pa.array(chunk, pa.int64()), "tag": [f"t{i % 2}" for i in chunk]}
+        )
+
+
+def read_ids(urls: list[str]) -> list[int]:
+    out: list[int] = []
+    for url in urls:
+        fs, path = fsspec.core.url_to_fs(url)
+        with fs.open(path, "rb") as handle:
+            out += pq.read_table(handle).column("id").to_pylist()
+    return sorted(out)
+
+
+def test_memory_stream_commit_replay_and_abort(root: str) -> None:
+    options = {"path": f"memory://{root}/out", "partitionBy": "tag", "maxRecordsPerFile": "15"}
+    writer = FileStreamWriter(options, SCHEMA, False)
+    first = writer.write(batches(range(0, 40)))
+    assert isinstance(first, FilesWritten)
+    assert len(first.files) == 4  # 20 rows per tag, 15 per file
+    writer.commit([first], 0)
+    assert committed_files(f"memory://{root}/out") is not None
+    assert read_ids(committed_files(f"memory://{root}/out") or []) == list(range(40))
+    # A replay of batch 0 (e.g. after a crash before Spark's commit log): nothing is added
+    # and the replay's own files are deleted.
+    again = FileStreamWriter(options, SCHEMA, False)
+    replay = again.write(batches(range(0, 40)))
+    again.commit([replay], 0)
+    fs = fsspec.filesystem("memory")
+    assert not any(fs.exists(f"{root}/out/{f.relative}") for f in replay.files)
+    assert read_ids(committed_files(f"memory://{root}/out") or []) == list(range(40))
+    # An aborted batch leaves no files and no manifest entry.
+    failed = again.write(batches(range(40, 60)))
+    again.abort([failed, None], 1)
+    assert not any(fs.exists(f"{root}/out/{f.relative}") for f in failed.files)
+    assert ManifestLog(resolve(f"memory://{root}/out/_spark_metadata")).latest_batch_id() == 0
+    # Manifest paths name the partition folders; the URL form opens with fsspec.
+    urls = committed_files(f"memory://{root}/out") or []
+    assert all(u.startswith(f"memory://{root}/out/tag=t") for u in urls)
+
+
+def test_no_manifest_means_none(root: str, tmp_path: Path) -> None:
+    assert committed_files(f"memory://{root}/plain") is None
+    assert committed_files(str(tmp_path)) is None
+    (tmp_path / "_spark_metadata").mkdir()
+    assert committed_files(str(tmp_path)) == []
+
+
+@pytest.mark.parametrize("protocol", ["file", "memory"])
+def test_manifest_compacts_and_never_overwrites(protocol: str, root: str, tmp_path: Path) -> None:
+    base = str(tmp_path / "out") if protocol == "file" else f"memory://{root}/out"
+    log = ManifestLog(resolve(base + "/_spark_metadata"), compact_interval=3)
+    for batch in range(8):
+        log.add(batch, [SinkFile(f"file:///x/{batch}", batch, 1000 + batch)])
+    compacted = [b for b, is_compact in sorted(log.batches().items()) if is_compact]
+    assert sorted(log.batches()) == list(range(8)) and compacted == [2, 5]
+    assert sorted(f.size for f in log.all_files()) == list(range(8))
+    with pytest.raises(FileExistsError):
+        log.add(7, [])
+    assert len(log.read_batch(5, compact=True)) == 6
+    # Spark's "delete" action removes an entry.
+    log.add(8, [SinkFile("file:///x/3", 0, 0, action="delete")])
+    assert sorted(f.size for f in log.all_files()) == [0, 1, 2, 4, 5, 6, 7]
+
+
+def test_manifest_line_format() -> None:
+    line = SinkFile("file:///o/part-0.parquet", 12, 345).to_json()
+    assert list(json.loads(line)) == [
+        "path",
+        "size",
+        "isDir",
+        "modificationTime",
+        "blockReplication",
+        "blockSize",
+        "action",
+    ]
+    assert line.startswith('{"path":"file:///o/part-0.parquet","size":12,"isDir":false,')
+
+
+def test_uris_are_encoded_like_hadoop_paths() -> None:
+    uri = file_uri("file:///tmp/out dir", "p=a%3Ab é/part-0.json")
+    assert uri == "file:///tmp/out%20dir/p=a%253Ab%20é/part-0.json"
+    assert uri_to_url(uri) == "file:///tmp/out dir/p=a%3Ab é/part-0.json"
+    assert uri_to_url("file:/tmp/x") == "file:///tmp/x"
+    assert file_uri("abfs://c@acct.dfs.core.windows.net/out", "a.parquet") == (
+        "abfs://c@acct.dfs.core.windows.net/out/a.parquet"
+    )
+    assert escape("a:/ %=b") == "a%3A%2F %25%3Db"

@@ -158,6 +158,8 @@ class ManifestLog:
 
     def batches(self) -> dict[int, bool]:
         """Batch id -> whether its file is a compact file, from one listing."""
+        # fsspec caches listings per filesystem instance (adlfs, s3fs): never trust one here.
+        self._fs.invalidate_cache(self.metadata.path)
         try:
             names = self._fs.ls(self.metadata.path, detail=False)
         except FileNotFoundError:
@@ -176,6 +178,7 @@ class ManifestLog:
 
     def is_committed(self, batch_id: int) -> bool:
         """Whether ``batch_id`` has a log file (two existence checks, no listing: for tasks)."""
+        self._fs.invalidate_cache(self.metadata.path)
         return bool(
             self._fs.exists(self._path(batch_id))
             or self._fs.exists(self._path(batch_id, compact=True))

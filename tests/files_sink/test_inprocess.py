@@ -132,3 +132,23 @@ def test_uris_are_encoded_like_hadoop_paths() -> None:
         "abfs://c@acct.dfs.core.windows.net/out/a.parquet"
     )
     assert escape("a:/ %=b") == "a%3A%2F %25%3Db"
+
+
+@pytest.mark.parametrize("tz", ["UTC", None])
+def test_fast_iso_timestamps_and_dates_match_arrow(tz: str | None) -> None:
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from pysparksources.files.render import iso_dates, iso_timestamps
+
+    rng = np.random.default_rng(7)
+    spread = rng.integers(-62_135_596_800_000_000, 253_402_300_799_999_999, 20_000)
+    clustered = np.arange(20_000, dtype=np.int64) * 1000 + 1_795_355_624_279_000
+    for values in (spread, clustered, np.array([], dtype=np.int64)):
+        column = pa.array(values, pa.timestamp("us", tz=tz))
+        expected = pc.strftime(column, format="%Y-%m-%dT%H:%M:%S" + ("Z" if tz else ""))
+        assert iso_timestamps(column).to_pylist() == expected.to_pylist()
+    with_null = pa.array([0, None], pa.timestamp("us", tz=tz))
+    assert iso_timestamps(with_null).to_pylist()[1] is None
+    days = pa.array(rng.integers(-719_162, 2_932_896, 20_000).astype("int32")).view(pa.date32())
+    assert iso_dates(days).to_pylist() == pc.strftime(days, format="%Y-%m-%d").to_pylist()

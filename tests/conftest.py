@@ -80,3 +80,13 @@ def session(request: pytest.FixtureRequest) -> Any:
     """Runs a test once on the classic session and once over Spark Connect."""
     name = "spark" if request.param == "classic" else "connect_spark"
     return request.getfixturevalue(name)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Fail fast on two test files with one basename: rootdir-relative imports collide on them."""
+    root = Path(str(session.config.rootpath)) / "tests"
+    seen: dict[str, Path] = {}
+    for path in sorted(root.rglob("test_*.py")):
+        if path.name in seen:
+            raise pytest.UsageError(f"test files share a basename: {seen[path.name]} and {path}")
+        seen[path.name] = path

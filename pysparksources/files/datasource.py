@@ -41,11 +41,11 @@ class FileDataSource(DataSource):  # type: ignore[misc]
         return FileBatchReader(dict(self.options), schema)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> Any:
-        from pysparksources.files.sink import FileStreamWriter  # type: ignore[import-not-found]
+        from pysparksources.files.sink import FileStreamWriter
 
         return FileStreamWriter(dict(self.options), schema, overwrite)
 
     def writer(self, schema: StructType, overwrite: bool) -> Any:
-        from pysparksources.files.sink import FileBatchWriter  # type: ignore[import-not-found]
+        from pysparksources.files.sink import FileBatchWriter
 
         return FileBatchWriter(dict(self.options), schema, overwrite)

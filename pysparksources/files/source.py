@@ -35,7 +35,8 @@ from pysparksources.files.admission import Admission
 from pysparksources.files.clean import SourceCleaner
 from pysparksources.files.filesystem import FileLocation
 from pysparksources.files.formats_read import read_split
-from pysparksources.files.listing import FileEntry, list_files
+from pysparksources.files.listing import FileEntry, list_files, modification_ms
+from pysparksources.files.manifest import committed_files
 from pysparksources.files.planning import FilePartition, ReadContext, plan_partitions
 from pysparksources.files.seen import SeenFiles
 from pysparksources.files.source_log import LogEntry, SourceLog, prune
@@ -101,17 +102,11 @@ def _committed_files(config: SourceConfig, fs: Any) -> list[FileEntry] | None:
     metadata = config.base.rstrip("/") + "/" + METADATA_DIR
     if not fs.isdir(metadata):
         return None
-    try:
-        from pysparksources.files.manifest import (  # type: ignore[import-not-found]
-            committed_files,
-        )
-    except ImportError:
-        return _read_manifest(fs, metadata)
-    paths = committed_files(config.location.url(config.base))
+    # The location carries the fs.* storage options: a remote store's manifest needs them.
+    folder = FileLocation(config.location.protocol, config.base, config.location.storage_options)
+    paths = committed_files(folder)
     if paths is None:
         return None
-    from pysparksources.files.listing import modification_ms
-
     entries = []
     for url in paths:
         path = _manifest_path(url)
@@ -130,36 +125,6 @@ def _manifest_path(url: str) -> str:
     if url.startswith("file:"):
         return "/" + url[len("file:") :].lstrip("/")
     return str(strip_protocol(url)) if split_protocol(url)[0] else url
-
-
-def _read_manifest(fs: Any, metadata: str) -> list[FileEntry]:
-    """Spark's FileStreamSink log (``v1`` + JSON lines, ``<n>.compact``): the files it added.
-
-    A fallback until the sink's shared manifest reader is importable.
-    """
-    batches: dict[int, str] = {}
-    for name in fs.ls(metadata, detail=False):
-        base = str(name).rstrip("/").rsplit("/", 1)[-1]
-        stem, _, suffix = base.partition(".")
-        if stem.isdigit() and suffix in ("", "compact"):
-            batches[int(stem)] = str(name)
-    compacts = [b for b, n in batches.items() if n.endswith(".compact")]
-    first = max(compacts) if compacts else min(batches, default=0)
-    files: dict[str, FileEntry] = {}
-    for batch in sorted(b for b in batches if b >= first):
-        lines = fs.cat_file(batches[batch]).decode("utf-8").splitlines()
-        for line in lines[1:]:
-            if not line.strip():
-                continue
-            item = json.loads(line)
-            path = _manifest_path(item["path"])
-            if item.get("action", "add") == "delete":
-                files.pop(path, None)
-            elif not item.get("isDir"):
-                files[path] = FileEntry(
-                    path, int(item.get("modificationTime", 0)), int(item.get("size", 0))
-                )
-    return list(files.values())
 
 
 def _check_offset(offset: Any) -> int:

@@ -69,9 +69,29 @@ def default_schema(options: dict[str, str]) -> str:
 
 def _config(options: dict[str, str], streaming: bool) -> SourceConfig:
     try:
-        return parse_source_options(options, streaming)
+        config = parse_source_options(options, streaming)
     except OptionError as error:
         raise error.with_traceback(None) from None
+    _require_folder(config)
+    return config
+
+
+def _require_folder(config: SourceConfig) -> None:
+    """Refuse a missing folder at query start, as Spark's file source does.
+
+    Reading a typo'd path as an empty stream would wait forever without a word. A glob may
+    match nothing yet: that stays allowed, as in Spark.
+    """
+    if config.pattern is not None or config.location.filesystem().isdir(config.base):
+        return
+    error = OptionError(
+        "pyfile",
+        "path",
+        config.location.url(config.base),
+        "the folder does not exist (or is not a folder): create it before the query starts, "
+        "or give a glob pattern, which may match nothing yet",
+    )
+    raise error.with_traceback(None) from None
 
 
 def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:

@@ -58,6 +58,22 @@ def test_bad_options_fail_at_start(
     assert "s3cr3t" not in message
 
 
+def test_missing_folder_fails_at_start_but_an_empty_glob_waits(
+    session: Any, tmp_path: Path
+) -> None:
+    log = str(tmp_path / "log")
+    missing = session.readStream.format("pyfile").option("sourceLogLocation", log)
+    message = failure(missing.schema(SCHEMA).load(str(tmp_path / "no-such-dir")), tmp_path)
+    assert "no-such-dir" in message and "does not exist" in message
+    with pytest.raises(Exception, match="does not exist"):
+        session.read.format("pyfile").schema(SCHEMA).load(str(tmp_path / "nope")).collect()
+    # A glob may match nothing yet, as in Spark: the stream simply has no data.
+    glob = session.readStream.format("pyfile").option("sourceLogLocation", log)
+    df = glob.schema(SCHEMA).load(str(tmp_path / "later" / "*.parquet"))
+    batches = run_available_now(df, tmp_path / "out", tmp_path / "ck2")
+    assert sum(int(b["numInputRows"]) for b in batches) == 0
+
+
 def test_schema_is_required_except_for_text(spark: Any, tmp_path: Path) -> None:
     with pytest.raises(Exception, match="schema is required"):
         _ = spark.readStream.format("pyfile").option("format", "csv").load(str(tmp_path)).schema

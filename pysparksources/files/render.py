@@ -13,8 +13,9 @@ import base64
 import datetime as dt
 import json
 import re
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -102,42 +103,72 @@ def _seconds_bytes(out: np.ndarray, seconds: np.ndarray) -> None:
     _put2(out, 17, of_day % 60)
 
 
-def iso_timestamps(column: pa.Array) -> pa.Array:
-    """``2024-05-01T12:00:00.000000Z`` (``Z`` only for zoned types), nulls kept."""
+# A fixed-width rendering: its width in bytes and a function that writes rows into a view.
+Fixed: TypeAlias = tuple[int, Callable[[np.ndarray], None]]
+
+
+def _timestamp_fixed(column: pa.Array) -> Fixed | None:
+    """``2024-05-01T12:00:00.000000[Z]`` per row; None outside years 1..9999."""
     zoned = column.type.tz is not None
     micros = pc.cast(column, pa.timestamp("us", tz=column.type.tz)).view(pa.int64())
     values = micros.fill_null(0).to_numpy()
     seconds = np.floor_divide(values, 1_000_000)
     bounds = np.array([seconds.min(), seconds.max()]) if seconds.size else seconds
     if not _in_range(np.floor_divide(bounds, 86_400)):
-        return pc.strftime(column, format="%Y-%m-%dT%H:%M:%S" + ("Z" if zoned else ""))
-    out = np.empty((len(values), 27 if zoned else 26), dtype=np.uint8)
-    first = int(seconds.min()) if seconds.size else 0
-    span = int(seconds.max()) - first + 1 if seconds.size else 0
-    if 0 < span <= len(values) // 4:
-        # Rows share few distinct seconds: render each once, then gather.
-        table = np.empty((span, 19), dtype=np.uint8)
-        _seconds_bytes(table, np.arange(first, first + span, dtype=np.int64))
-        out[:, :19] = table[0] if span == 1 else np.take(table, seconds - first, axis=0)
-    else:
-        _seconds_bytes(out, seconds)
-    fraction = (values - seconds * 1_000_000).astype(np.int32)
-    out[:, 19] = ord(".")
-    _put2(out, 20, fraction // 10_000)
-    _put2(out, 22, fraction // 100 % 100)
-    _put2(out, 24, fraction % 100)
-    if zoned:
-        out[:, 26] = ord("Z")
+        return None
+
+    def render(out: np.ndarray) -> None:
+        first = int(seconds.min()) if seconds.size else 0
+        span = int(seconds.max()) - first + 1 if seconds.size else 0
+        if 0 < span <= len(values) // 4:
+            # Rows share few distinct seconds: render each once, then gather.
+            table = np.empty((span, 19), dtype=np.uint8)
+            _seconds_bytes(table, np.arange(first, first + span, dtype=np.int64))
+            out[:, :19] = table[0] if span == 1 else np.take(table, seconds - first, axis=0)
+        else:
+            _seconds_bytes(out, seconds)
+        fraction = (values - seconds * 1_000_000).astype(np.int32)
+        out[:, 19] = ord(".")
+        _put2(out, 20, fraction // 10_000)
+        _put2(out, 22, fraction // 100 % 100)
+        _put2(out, 24, fraction % 100)
+        if zoned:
+            out[:, 26] = ord("Z")
+
+    return (27 if zoned else 26), render
+
+
+def _date_fixed(column: pa.Array) -> Fixed | None:
+    """``2024-05-01`` per row; None outside years 1..9999."""
+    days = pc.cast(column, pa.date32()).view(pa.int32()).fill_null(0).to_numpy().astype(np.int64)
+    if not _in_range(days):
+        return None
+    return 10, lambda out: _date_bytes(out, days)
+
+
+def _rendered(fixed: Fixed, rows: int) -> np.ndarray:
+    width, render = fixed
+    out = np.empty((rows, width), dtype=np.uint8)
+    render(out)
+    return out
+
+
+def iso_timestamps(column: pa.Array) -> pa.Array:
+    """``2024-05-01T12:00:00.000000Z`` (``Z`` only for zoned types), nulls kept."""
+    fixed = _timestamp_fixed(column)
+    if fixed is None:
+        zone = "Z" if column.type.tz is not None else ""
+        return pc.strftime(column, format="%Y-%m-%dT%H:%M:%S" + zone)
+    out = _rendered(fixed, len(column))
     return _fixed_width(out, column.is_valid() if column.null_count else None)
 
 
 def iso_dates(column: pa.Array) -> pa.Array:
     """``2024-05-01``, nulls kept."""
-    days = pc.cast(column, pa.date32()).view(pa.int32()).fill_null(0).to_numpy().astype(np.int64)
-    if not _in_range(days):
+    fixed = _date_fixed(column)
+    if fixed is None:
         return pc.strftime(column, format="%Y-%m-%d")
-    out = np.empty((len(days), 10), dtype=np.uint8)
-    _date_bytes(out, days)
+    out = _rendered(fixed, len(column))
     return _fixed_width(out, column.is_valid() if column.null_count else None)
 
 
@@ -214,22 +245,95 @@ def json_values(column: pa.Array) -> pa.Array:
     return _json_fallback(column)
 
 
+def _quoted_fixed(column: pa.Array) -> Fixed | None:
+    """A null-free timestamp or date column as quoted fixed-width JSON text, if it has one."""
+    if column.null_count:
+        return None
+    dtype = column.type
+    if pa.types.is_timestamp(dtype):
+        inner = _timestamp_fixed(column)
+    elif pa.types.is_date(dtype):
+        inner = _date_fixed(column)
+    else:
+        return None
+    if inner is None:
+        return None
+    width, render_inner = inner
+
+    def render(out: np.ndarray) -> None:
+        out[:, 0] = out[:, -1] = ord('"')
+        render_inner(out[:, 1:-1])
+
+    return width + 2, render
+
+
+Piece: TypeAlias = "str | Fixed | pa.Array"
+
+
+def _join_pieces(pieces: list[Piece], rows: int) -> pa.Array:
+    """Concatenate constants, fixed-width renderings and string arrays, row by row.
+
+    Each argument of Arrow's element-wise join costs a pass over every row, so each run of
+    constants and fixed-width renderings is written straight into one byte matrix first (the
+    keys and quotes around a JSON timestamp then cost nothing extra).
+    """
+    merged: list[str | pa.Array] = []
+    run: list[str | Fixed] = []
+
+    def flush() -> None:
+        if all(isinstance(p, str) for p in run):
+            if run:
+                merged.append("".join(str(p) for p in run))
+            run.clear()
+            return
+        encoded = [p.encode("utf-8") if isinstance(p, str) else p for p in run]
+        width = sum(len(p) if isinstance(p, bytes) else p[0] for p in encoded)
+        out = np.empty((rows, width), dtype=np.uint8)
+        column = 0
+        for p in encoded:
+            size = len(p) if isinstance(p, bytes) else p[0]
+            view = out[:, column : column + size]
+            if isinstance(p, bytes):
+                view[:] = np.frombuffer(p, np.uint8)
+            else:
+                p[1](view)
+            column += size
+        merged.append(_fixed_width(out, None))
+        run.clear()
+
+    for piece in pieces:
+        if isinstance(piece, pa.Array):
+            flush()
+            merged.append(piece)
+        else:
+            run.append(piece)
+    flush()
+    if len(merged) == 1 and isinstance(merged[0], pa.Array):
+        return merged[0]
+    if not any(isinstance(m, pa.Array) for m in merged):
+        return pa.array(["".join(str(m) for m in merged)] * rows, pa.string())
+    return pc.binary_join_element_wise(*merged, "")
+
+
 def json_lines(batch: pa.RecordBatch, ignore_null_fields: bool = True) -> pa.Array:
     """One JSON object per row, each ending with a newline (a string array, no nulls)."""
     names = [json.dumps(name, ensure_ascii=False) for name in batch.schema.names]
     if not names:
         return pa.array(["{}\n"] * batch.num_rows, pa.string())
-    values = [json_values(column) for column in batch.columns]
+    values: list[Fixed | pa.Array] = []
+    for column in batch.columns:
+        fixed = _quoted_fixed(column)
+        values.append(fixed if fixed is not None else json_values(column))
     if not ignore_null_fields:
-        values = [v.fill_null("null") for v in values]
-    if all(v.null_count == 0 for v in values):
-        parts: list[Any] = ["{"]
+        values = [v if isinstance(v, tuple) else v.fill_null("null") for v in values]
+    if all(isinstance(v, tuple) or v.null_count == 0 for v in values):
+        pieces: list[Piece] = ["{"]
         for i, (name, value) in enumerate(zip(names, values, strict=True)):
-            parts += [("," if i else "") + name + ":", value]
-        return pc.binary_join_element_wise(*parts, "}\n", "")
+            pieces += [("," if i else "") + name + ":", value]
+        return _join_pieces([*pieces, "}\n"], batch.num_rows)
     # Some values are null: each field is ',"name":value' or empty; drop the first comma.
     fields = [
-        pc.binary_join_element_wise("," + name + ":", value, "").fill_null("")
+        _join_pieces(["," + name + ":", value], batch.num_rows).fill_null("")
         for name, value in zip(names, values, strict=True)
     ]
     body = pc.binary_join_element_wise(*fields, "")

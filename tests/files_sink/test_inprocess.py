@@ -152,3 +152,30 @@ def test_fast_iso_timestamps_and_dates_match_arrow(tz: str | None) -> None:
     assert iso_timestamps(with_null).to_pylist()[1] is None
     days = pa.array(rng.integers(-719_162, 2_932_896, 20_000).astype("int32")).view(pa.date32())
     assert iso_dates(days).to_pylist() == pc.strftime(days, format="%Y-%m-%d").to_pylist()
+
+
+@pytest.mark.parametrize("ignore_nulls", [True, False])
+def test_json_lines_parse_back_with_fixed_width_and_null_columns(ignore_nulls: bool) -> None:
+    import datetime as dt
+
+    import pyarrow as pa
+
+    from pysparksources.files.render import json_lines
+
+    utc = dt.timezone.utc
+    stamps = [dt.datetime(2024, 2, 29, 23, 59, 59, 123456, tzinfo=utc)] * 2
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "day": pa.array([dt.date(1999, 12, 31), dt.date(2024, 2, 29)]),
+            "ts": pa.array(stamps, pa.timestamp("us", tz="UTC")),
+            "maybe": pa.array([None, stamps[1]], pa.timestamp("us", tz="UTC")),
+            "n": pa.array([7, None], pa.int64()),
+        }
+    )
+    lines = json_lines(batch, ignore_null_fields=ignore_nulls).to_pylist()
+    assert all(line.endswith("\n") for line in lines)
+    first, second = (json.loads(line) for line in lines)
+    assert first["day"] == "1999-12-31" and second["day"] == "2024-02-29"
+    assert first["ts"] == second["ts"] == "2024-02-29T23:59:59.123456Z"
+    assert second["maybe"] == "2024-02-29T23:59:59.123456Z" and second.get("n") is None
+    assert ("maybe" in first) is (not ignore_nulls)

@@ -56,7 +56,9 @@ def test_shims_and_package_import_without_optional_extras() -> None:
         print(sorted(names.items()))
         """
     )
-    assert "('pyspark_pyrate', 'pyrate')" in out
+    shims = {name: f"pyspark_{name}" for name in pysparksources.source_names()}
+    for name, module in shims.items():
+        assert f"('{module}', '{name}')" in out, f"{module} is not importable without extras"
 
 
 def test_zero_touch_registration_on_a_fresh_classic_session() -> None:
@@ -89,7 +91,9 @@ def test_zero_touch_and_register_on_spark_connect_local() -> None:
         """,
         timeout=240,
     )
-    assert "AUTO 6" in out and "REGISTERED ['pyrate'" in out and "AFTER 4" in out
+    registered = out.split("REGISTERED ", 1)[1].split("\n", 1)[0]
+    assert "AUTO 6" in out and "AFTER 4" in out
+    assert registered == repr(pysparksources.source_names())
 
 
 def test_register_all_or_by_name(session: Any) -> None:

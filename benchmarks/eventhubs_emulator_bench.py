@@ -8,45 +8,22 @@ and the server do not share one GIL; figures are the median of ``--runs`` runs.
 from __future__ import annotations
 
 import argparse
-import signal
 import statistics
-import subprocess
 import sys
 import threading
 import time
 
 from azure.eventhub import EventData, EventHubConsumerClient, EventHubProducerClient
 
-
-def start_emulator(partitions: int) -> tuple[subprocess.Popen[str], str]:
-    command = [
-        sys.executable, "-m", "pysparksources.cli", "eventhubs-emulator", "--port", "0",
-        "--hub", f"bench:{partitions}",
-    ]  # fmt: skip
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.strip().startswith("Endpoint="):
-            return proc, line.strip()
-    raise RuntimeError("the emulator did not start")
+from pysparksources.benchmarking.eventhubs import emulator_process, send_full_batches
 
 
 def produce(conn: str, events: int, size: int, partition: str) -> float:
     """Events/s sending full batches (about 1 MB each) to one partition."""
-    payload = b"x" * size
     with EventHubProducerClient.from_connection_string(conn) as client:
         client.send_batch([EventData(b"warm-up")], partition_id=partition)  # connect first
-        sent = 0
         started = time.perf_counter()
-        while sent < events:
-            batch = client.create_batch(partition_id=partition)
-            while sent < events:
-                try:
-                    batch.add(EventData(payload))
-                except ValueError:
-                    break
-                sent += 1
-            client.send_batch(batch)
+        send_full_batches(client, partition, events, b"x" * size)
         return events / (time.perf_counter() - started)
 
 
@@ -83,17 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
-    proc, conn = start_emulator(args.runs)
-    try:
+    with emulator_process("bench", args.runs) as conn:
         sends, reads = [], []
         for run in range(args.runs):
             partition = str(run)  # a fresh partition per run: reads see exactly one backlog
             sends.append(produce(conn, args.events, args.size, partition))
             reads.append(consume(conn, args.events + 1, partition))
             print(f"run {run + 1}: send {sends[-1]:,.0f} ev/s, receive {reads[-1]:,.0f} ev/s")
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)
     mb = args.size / 1e6
     send_rate, read_rate = statistics.median(sends), statistics.median(reads)
     print(f"{args.events} events of {args.size} B, median of {args.runs} runs:")

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["emulator_process", "fill_backlog", "plain_consumer_rate"]
+__all__ = ["emulator_process", "fill_backlog", "plain_consumer_rate", "send_full_batches"]
 
 
 @contextmanager
@@ -42,24 +42,31 @@ def emulator_process(hub: str, partitions: int) -> Iterator[str]:
             proc.kill()
 
 
+def send_full_batches(client: Any, partition: str, count: int, payload: bytes) -> None:
+    """Send ``count`` copies of ``payload`` to one partition, each EventDataBatch filled up."""
+    from azure.eventhub import EventData
+
+    sent = 0
+    while sent < count:
+        batch = client.create_batch(partition_id=partition)
+        while sent < count:
+            try:
+                batch.add(EventData(payload))
+            except ValueError:
+                break
+            sent += 1
+        client.send_batch(batch)
+
+
 def fill_backlog(conn: str, partitions: int, events: int, size: int) -> None:
-    """Send ``events`` events of ``size`` bytes, spread evenly, in full EventDataBatches."""
-    from azure.eventhub import EventData, EventHubProducerClient
+    """Send ``events`` events of ``size`` bytes, spread evenly over the partitions."""
+    from azure.eventhub import EventHubProducerClient
 
     payload = b"x" * size
-    per_partition = [events // partitions + (p < events % partitions) for p in range(partitions)]
     with EventHubProducerClient.from_connection_string(conn) as client:
-        for partition, count in enumerate(per_partition):
-            sent = 0
-            while sent < count:
-                batch = client.create_batch(partition_id=str(partition))
-                while sent < count:
-                    try:
-                        batch.add(EventData(payload))
-                    except ValueError:
-                        break
-                    sent += 1
-                client.send_batch(batch)
+        for partition in range(partitions):
+            count = events // partitions + (partition < events % partitions)
+            send_full_batches(client, str(partition), count, payload)
 
 
 def plain_consumer_rate(conn: str, events: int, timeout: float = 600) -> float:

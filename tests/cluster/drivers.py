@@ -11,8 +11,8 @@ import sys
 from typing import Any
 
 
-def pyrate_on_cluster(spark: Any, out: str) -> dict[str, Any]:
-    """pyrate AvailableNow into Spark's parquet sink, tagging rows with their executor."""
+def _executor_tag() -> Any:
+    """A column naming the executor that ran each row's task."""
     from pyspark.sql.functions import udf
 
     def executor_of_task() -> str:
@@ -22,12 +22,79 @@ def pyrate_on_cluster(spark: Any, out: str) -> dict[str, Any]:
 
         return os.path.basename(os.getcwd())
 
-    where = udf(executor_of_task, "string")
+    return udf(executor_of_task, "string")()
+
+
+def land_files(folder: str, fmt: str, first: int, count: int, rows: int) -> None:
+    """Write ``count`` files of ``rows`` ids each; renamed into place so no reader sees half."""
+    import os
+
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    os.makedirs(folder, exist_ok=True)
+    for i in range(first, first + count):
+        ids = list(range(i * rows, (i + 1) * rows))
+        table = pa.table({"id": ids, "name": [f"n{v}" for v in ids]})
+        hidden = os.path.join(folder, f".f{i:04d}.{fmt}")
+        if fmt == "parquet":
+            pq.write_table(table, hidden)
+        else:
+            pacsv.write_csv(table, hidden)  # with a header line
+        os.rename(hidden, os.path.join(folder, f"f{i:04d}.{fmt}"))
+
+
+def pyfile_stream(spark: Any, root: str, fmt: str, **options: str) -> Any:
+    """pyfile over ``root/in-<fmt>``: one file per task, tagged with its executor."""
+    reader = spark.readStream.format("pyfile").schema("id BIGINT, name STRING")
+    reader = reader.options(format=fmt, sourceLogLocation=f"{root}/log-{fmt}", **options)
+    if fmt == "csv":
+        reader = reader.option("header", "true")
+    # An open cost as large as a task's target gives each (few-kB) file its own task, so both
+    # executors read; no file is larger than the target, so none is split.
+    reader = reader.options(openCostInBytes="64k", maxPartitionBytes="64k")
+    return reader.load(f"{root}/in-{fmt}").withColumn("executor", _executor_tag())
+
+
+def pyfile_on_cluster(spark: Any, root: str) -> dict[str, Any]:
+    """pyfile (parquet, csv) AvailableNow into the pyfile sink; files land between two runs."""
+    result: dict[str, Any] = {}
+    for fmt in ("parquet", "csv"):
+        out, ckpt = f"{root}/out-{fmt}", f"{root}/ckpt-{fmt}"
+        batches = []
+        for first in (0, 6):  # the second run starts from the checkpoint after 4 more files
+            land_files(f"{root}/in-{fmt}", fmt, first, 6 if first == 0 else 4, 250)
+            query = (
+                pyfile_stream(spark, root, fmt, maxFilesPerTrigger="4")
+                .writeStream.format("pyfile")
+                .options(format="parquet", path=out, checkpointLocation=ckpt)
+                .trigger(availableNow=True)
+                .start()
+            )
+            query.awaitTermination()
+            batches.append(
+                [
+                    sum(s.get("numInputRows") or 0 for s in json.loads(p.json)["sources"])
+                    for p in query.recentProgress
+                ]
+            )
+        rows = spark.read.parquet(out).select("id", "executor").collect()
+        result[fmt] = {
+            "ids": sorted(r.id for r in rows),
+            "executors": sorted({r.executor for r in rows}),
+            "batches": [[n for n in run if n] for run in batches],
+        }
+    return result
+
+
+def pyrate_on_cluster(spark: Any, out: str) -> dict[str, Any]:
+    """pyrate AvailableNow into Spark's parquet sink, tagging rows with their executor."""
     stream = (
         spark.readStream.format("pyrate")
         .options(rowsPerBatch="1000", totalRows="4000", maxRowsPerTrigger="1000", numPartitions="4")
         .load()
-        .withColumn("executor", where())
+        .withColumn("executor", _executor_tag())
     )
     query = (
         stream.writeStream.format("parquet")
@@ -49,6 +116,7 @@ if __name__ == "__main__":
 
     master, scenario, out = sys.argv[1:4]
     session = SparkSession.builder.master(master).appName(scenario).getOrCreate()
-    result = {"pyrate": pyrate_on_cluster}[scenario](session, out)
+    scenarios = {"pyrate": pyrate_on_cluster, "pyfile": pyfile_on_cluster}
+    result = scenarios[scenario](session, out)
     print("RESULT " + json.dumps(result))
     session.stop()

@@ -1,0 +1,72 @@
+"""pyfile source → pyfile sink on the two-executor standalone cluster: classic, Connect, and a
+worker lost (kill -9) in the middle of a stream.
+
+The classic driver runs first: the module's Connect server, once started, holds both workers'
+cores until the module ends.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from drivers import land_files, pyfile_on_cluster, pyfile_stream
+from sparkprocs import StandaloneCluster
+from streamtools import data_batches, wait_for_batches
+from test_cluster_rate import run_driver
+
+pytestmark = pytest.mark.cluster
+EXPECTED = list(range(10 * 250))  # two runs: 6 then 4 files of 250 ids each
+
+
+def check(result: dict[str, Any]) -> None:
+    for fmt in ("parquet", "csv"):
+        outcome = result[fmt]
+        assert outcome["ids"] == EXPECTED, fmt  # every row once, read through _spark_metadata
+        assert outcome["batches"] == [[1000, 500], [1000]], fmt  # 4 files per trigger
+        assert len(outcome["executors"]) == 2, outcome["executors"]
+
+
+def test_pyfile_classic_driver_on_both_executors(
+    cluster: StandaloneCluster, tmp_path: Path
+) -> None:
+    check(run_driver(cluster, "pyfile", tmp_path))
+
+
+def test_pyfile_over_connect_on_the_cluster(cluster_connect: Any, tmp_path: Path) -> None:
+    check(pyfile_on_cluster(cluster_connect, str(tmp_path)))
+
+
+def test_pyfile_to_pyfile_survives_a_killed_worker_exactly_once(
+    cluster: StandaloneCluster, cluster_connect: Any, tmp_path: Path
+) -> None:
+    root, files, rows = str(tmp_path), 24, 400
+    land_files(f"{root}/in-parquet", "parquet", 0, 8, rows)
+    query = (
+        pyfile_stream(cluster_connect, root, "parquet", maxFilesPerTrigger="2")
+        .writeStream.format("pyfile")
+        .options(format="parquet", path=f"{root}/out", checkpointLocation=f"{root}/ckpt")
+        .trigger(processingTime="200 milliseconds")
+        .start()
+    )
+    try:
+        wait_for_batches(query, 3, timeout=180)
+        cluster.kill_worker(0)
+        # The rest land after the loss, so batches certainly run on the surviving executor.
+        for first in range(8, files, 4):
+            land_files(f"{root}/in-parquet", "parquet", first, 4, rows)
+            time.sleep(0.5)
+        deadline = time.monotonic() + 240
+        while sum(p["numInputRows"] for p in data_batches(query)) < files * rows:
+            assert query.exception() is None, query.exception()
+            assert time.monotonic() < deadline, "the query did not finish on the survivor"
+            time.sleep(0.5)
+    finally:
+        query.stop()
+        cluster.restart_worker(0)
+    out = cluster_connect.read.parquet(f"{root}/out").select("id", "executor").collect()
+    assert sorted(r.id for r in out) == list(range(files * rows))  # none lost, none twice
+    # Both executors wrote committed rows: the lost one before the kill, the survivor after.
+    assert len({r.executor for r in out}) == 2

@@ -2,10 +2,12 @@
 
 Usage: python benchmarks/files_source_bench.py [--files 200] [--rows-per-file 80000]
        [--cache /tmp/pysparksources-bench-files] [--formats parquet csv jsonl] [--rounds 1]
+       [--master local[2]]
 
 Data is generated once into the cache folder (outside the repository) and reused. Each format
 runs Spark's native source, pyfile and pyfile's ceiling (already-parsed batches) side by side:
-AvailableNow, maxFilesPerTrigger=50, noop sink, local[2]. Prints a table and one JSON line.
+AvailableNow, maxFilesPerTrigger=50, noop sink, local[2] or ``--master``. Prints a table and
+one JSON line.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ def main() -> int:
     parser.add_argument("--formats", nargs="+", default=["parquet", "csv", "jsonl"])
     parser.add_argument("--max-files", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--master", default="local[2]")
     parser.add_argument("--skip-stream", action="store_true", help="planning figures only")
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -56,7 +59,7 @@ def main() -> int:
     from pyspark.sql import SparkSession
 
     spark = (
-        SparkSession.builder.master("local[2]")
+        SparkSession.builder.master(args.master)
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "4g")
@@ -98,6 +101,7 @@ def main() -> int:
                 flush=True,
             )
     results["streams"] = rows_out
+    results["master"] = args.master
     print(json.dumps(results))
     spark.stop()
     return 0

@@ -25,6 +25,9 @@ SOURCES: dict[str, SourceEntry] = {
     for entry in (
         SourceEntry("pyrate", "pysparksources.rate.source:RateDataSource"),
         SourceEntry("pyfile", "pysparksources.files.datasource:FileDataSource"),
+        SourceEntry(
+            "pyeventhub", "pysparksources.eventhubs.datasource:EventHubDataSource", "eventhubs"
+        ),
     )
 }
 

@@ -1,0 +1,202 @@
+"""Executor-side positioned receivers, cached across tasks of one Python worker.
+
+Python workers are reused across micro-batches, so a module-level cache keeps, per
+(connection, consumer group, partition), a receiver standing where the last task stopped. A
+background thread runs the SDK's ``receive_batch`` into a bounded queue (backpressure: the
+SDK callback blocks while the queue is full); a task drains it up to its range end and parks
+the receiver. A task that starts elsewhere recreates it. Idle receivers are closed by a
+reaper thread. Each receiver owns its SDK client: closing a client is the SDK's only way to
+stop one ``receive_batch`` call.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Any
+
+from pysparksources.eventhubs.source_options import SourceConfig
+
+__all__ = ["STATS", "DataLossError", "PositionedReceiver", "acquire", "release"]
+
+log = logging.getLogger(__name__)
+STATS = {"hits": 0, "misses": 0}
+_QUEUE_BATCHES = 8
+_CACHE: dict[tuple[str, str, str], PositionedReceiver] = {}
+_LOCK = threading.Lock()
+_REAPER: threading.Thread | None = None
+
+
+class DataLossError(RuntimeError):
+    """Events of a planned range expired (retention) before they were read."""
+
+
+class PositionedReceiver:
+    """One partition's ``receive_batch`` on a thread, feeding a bounded queue of event lists."""
+
+    def __init__(
+        self,
+        config: SourceConfig,
+        partition_id: str,
+        position: int | str | datetime,
+        inclusive: bool = True,
+    ) -> None:
+        self.config = config
+        self.partition_id = partition_id
+        self.next_seq: int | None = (
+            (position if inclusive else position + 1) if isinstance(position, int) else None
+        )
+        self.last_used = time.monotonic()
+        self._pending: list[Any] = []
+        self._queue: queue.Queue[list[Any] | BaseException] = queue.Queue(_QUEUE_BATCHES)
+        self._stop = threading.Event()
+        self._client = config.connection.consumer_client(config.consumer_group)
+        kwargs: dict[str, Any] = {
+            "on_event_batch": self._on_batch,
+            "on_error": self._on_error,
+            "partition_id": partition_id,
+            "starting_position": position,
+            "starting_position_inclusive": inclusive,
+            "max_batch_size": config.receive_batch_size,
+            "max_wait_time": None,
+            "prefetch": config.prefetch,
+        }
+        if config.exclusive:
+            kwargs["owner_level"] = 0
+        self._thread = threading.Thread(
+            target=self._run, kwargs=kwargs, daemon=True, name=f"eh-receiver-{partition_id}"
+        )
+        self._thread.start()
+
+    def _run(self, **kwargs: Any) -> None:
+        try:
+            self._client.receive_batch(**kwargs)
+        except BaseException as e:  # surfaced to the task that drains the queue
+            self._put(e)
+
+    def _put(self, item: list[Any] | BaseException) -> None:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.2)
+                return
+            except queue.Full:
+                continue
+
+    def _on_batch(self, _context: Any, events: list[Any]) -> None:
+        if events:
+            self._put(list(events))
+
+    def _on_error(self, _context: Any, error: BaseException) -> None:
+        self._put(error)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive() and not self._stop.is_set()
+
+    def next_events(self, timeout: float) -> list[Any]:
+        """The next received events (leftovers first); TimeoutError when none arrive."""
+        if self._pending:
+            events, self._pending = self._pending, []
+            return events
+        try:
+            item = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError from None
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    def take(self, until: int, on_gap: Callable[[int, int], None]) -> Iterator[list[Any]]:
+        """Yield event lists up to sequence number ``until`` (exclusive); keep the rest.
+
+        ``on_gap(expected, got)`` runs when the service skipped expired events; it raises to
+        fail the task or returns to continue from ``got``.
+        """
+        assert self.next_seq is not None
+        while self.next_seq < until:
+            try:
+                events = self.next_events(self.config.receiver_timeout_s)
+            except TimeoutError:
+                raise TimeoutError(
+                    f"pyeventhub: no event from {self.config.connection.describe()} partition "
+                    f"{self.partition_id} within receiverTimeout "
+                    f"({self.config.receiver_timeout_s}s) while reading sequence numbers "
+                    f"{self.next_seq}..{until - 1}"
+                ) from None
+            # A reconnecting SDK may redeliver: drop what this receiver already passed.
+            events = [e for e in events if e.sequence_number >= self.next_seq]
+            if not events:
+                continue
+            first = events[0].sequence_number
+            if first > self.next_seq:
+                on_gap(self.next_seq, min(first, until))
+            inside = [e for e in events if e.sequence_number < until]
+            self._pending = [e for e in events if e.sequence_number >= until]
+            self.next_seq = inside[-1].sequence_number + 1 if inside else until
+            if self._pending:
+                self.next_seq = until
+            if inside:
+                yield inside
+
+    def first_event(self, timeout: float) -> Any | None:
+        """The first event at the position, or None if none arrives in ``timeout``."""
+        try:
+            return self.next_events(timeout)[0]
+        except TimeoutError:
+            return None
+
+    def close(self) -> None:
+        self._stop.set()
+        try:
+            self._client.close()
+        except Exception:  # closing is best effort; the thread is a daemon
+            log.debug("closing receiver for partition %s failed", self.partition_id)
+
+
+def _key(config: SourceConfig, partition_id: str) -> tuple[str, str, str]:
+    return (config.connection.pool_key(), config.consumer_group, partition_id)
+
+
+def _reap() -> None:
+    while True:
+        time.sleep(1.0)
+        now = time.monotonic()
+        with _LOCK:
+            idle = [k for k, r in _CACHE.items() if now - r.last_used > r.config.idle_timeout_s]
+            stale = [_CACHE.pop(k) for k in idle]
+        for receiver in stale:
+            receiver.close()
+
+
+def acquire(config: SourceConfig, partition_id: str, start: int) -> tuple[PositionedReceiver, bool]:
+    """A receiver whose next event is ``start``: the cached one if it stands there (a hit)."""
+    global _REAPER
+    with _LOCK:
+        cached = _CACHE.pop(_key(config, partition_id), None)
+        if _REAPER is None:
+            _REAPER = threading.Thread(target=_reap, daemon=True, name="eh-receiver-reaper")
+            _REAPER.start()
+    if cached is not None and cached.alive and cached.next_seq == start:
+        STATS["hits"] += 1
+        return cached, True
+    if cached is not None:
+        cached.close()
+    STATS["misses"] += 1
+    return PositionedReceiver(config, partition_id, start), False
+
+
+def release(receiver: PositionedReceiver, ok: bool) -> None:
+    """Park a receiver for the next task (or close it after a failed task)."""
+    if not ok or not receiver.alive:
+        receiver.close()
+        return
+    receiver.last_used = time.monotonic()
+    with _LOCK:
+        previous = _CACHE.pop(_key(receiver.config, receiver.partition_id), None)
+        _CACHE[_key(receiver.config, receiver.partition_id)] = receiver
+    if previous is not None and previous is not receiver:
+        previous.close()

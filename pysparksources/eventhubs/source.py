@@ -1,0 +1,255 @@
+"""pyeventhub's readers, in the order the engine calls them.
+
+Driver (one long-lived process per query run): getDefaultReadLimit -> initialOffset ->
+prepareForTriggerAvailableNow (AvailableNow only) -> latestOffset(start, limit) ->
+reportLatestOffset -> partitions -> commit -> stop. Executors: read(partition).
+
+Offsets are ``{"<hub>": {"<partition>": next sequence number}}`` (the Scala connector's form);
+a batch reads [start, end) of every partition.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+
+from pysparksources._offsets import canonical_offset
+from pysparksources.eventhubs.admission import split_limit
+from pysparksources.eventhubs.arrowize import to_record_batch
+from pysparksources.eventhubs.metadata import HubMetadata, PartitionInfo
+from pysparksources.eventhubs.planning import EventHubPartition, plan_partitions
+from pysparksources.eventhubs.receivers import DataLossError, acquire, release
+from pysparksources.eventhubs.source_options import SourceConfig, parse_source_options
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+__all__ = ["EventHubBatchReader", "EventHubStreamReader", "read_partition"]
+
+log = logging.getLogger(__name__)
+Offset = dict[str, Any]
+
+
+def _positions_of(config: SourceConfig, offset: Offset) -> dict[str, int]:
+    hub = config.connection.event_hub
+    if not isinstance(offset, dict) or not isinstance(offset.get(hub), dict):
+        raise RuntimeError(
+            f"pyeventhub: the checkpoint's offset {offset!r} is not for hub {hub!r}; "
+            "a checkpoint belongs to one hub -- start a new checkpoint for another hub"
+        )
+    return {str(k): int(v) for k, v in offset[hub].items()}
+
+
+def _offset(config: SourceConfig, positions: dict[str, int]) -> Offset:
+    return canonical_offset({config.connection.event_hub: positions})
+
+
+def _lost(config: SourceConfig, pid: str, first: int, retained: int) -> str:
+    return (
+        f"pyeventhub: events {first}..{retained - 1} of {config.connection.describe()} "
+        f"partition {pid} expired (retention) before they were read"
+    )
+
+
+def _clamp_expired(
+    config: SourceConfig, ranges: dict[str, tuple[int, int]], infos: dict[str, PartitionInfo]
+) -> dict[str, tuple[int, int]]:
+    """failOnDataLoss on the driver: fail, or move a range's start to the first retained event."""
+    result = {}
+    for pid, (start, until) in ranges.items():
+        info = infos.get(pid)
+        if info is not None and until > start and start < info.beginning:
+            message = _lost(config, pid, start, min(info.beginning, until))
+            if config.fail_on_data_loss:
+                raise DataLossError(message + "; set failOnDataLoss=false to skip them")
+            log.warning("%s; skipping %d events", message, min(info.beginning, until) - start)
+            start = min(info.beginning, until)
+        result[pid] = (start, until)
+    return result
+
+
+class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
+    """Micro-batch reads with admission control, AvailableNow and lag reporting."""
+
+    def __init__(self, options: dict[str, str], schema: StructType) -> None:
+        self._config = parse_source_options(options, streaming=True)
+        self._meta: HubMetadata | None = None
+        self._frozen: dict[str, int] | None = None
+        self._latest: dict[str, int] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_meta"] = None
+        return state
+
+    def _metadata(self) -> HubMetadata:
+        if self._meta is None:
+            self._meta = HubMetadata(self._config)
+        return self._meta
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        if self._config.max_events_per_trigger is not None:
+            return ReadMaxRows(self._config.max_events_per_trigger)
+        return ReadAllAvailable()
+
+    def initialOffset(self) -> Offset:
+        # Only a query without a checkpoint gets here: starting positions apply once.
+        meta = self._metadata()
+        cfg = self._config
+        return _offset(
+            cfg,
+            {
+                pid: meta.resolve(pid, cfg.starting_per_partition.get(pid, cfg.starting))
+                for pid in meta.partitions(fresh=True)
+            },
+        )
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        infos = self._metadata().partitions(fresh=True)
+        self._frozen = {pid: info.latest for pid, info in infos.items()}
+
+    def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:
+        infos = self._metadata().partitions()
+        begin = _positions_of(self._config, start)
+        latest = {pid: info.latest for pid, info in infos.items()}
+        self._latest = latest
+        if self._frozen is not None:
+            latest = {pid: self._frozen[pid] for pid in self._frozen}
+        for pid in latest:
+            # Partitions added while running are read from their first retained event.
+            begin.setdefault(pid, infos[pid].beginning if pid in infos else 0)
+        backlogs = {pid: latest[pid] - begin[pid] for pid in latest}
+        max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        shares = split_limit(max_rows, backlogs)
+        end = dict(begin)
+        for pid, share in shares.items():
+            end[pid] = begin[pid] + share
+        return _offset(self._config, end)
+
+    def reportLatestOffset(self) -> Offset | None:
+        if self._latest is None:
+            return None
+        return _offset(self._config, self._latest)
+
+    def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:
+        begin = _positions_of(self._config, start)
+        until = _positions_of(self._config, end)
+        infos = self._metadata().partitions()
+        ranges = {
+            pid: (begin.get(pid, infos[pid].beginning if pid in infos else 0), u)
+            for pid, u in until.items()
+        }
+        ranges = _clamp_expired(self._config, ranges, infos)
+        return list(plan_partitions(self._config, ranges, len(until)))
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, EventHubPartition)
+        return read_partition(partition)
+
+    def commit(self, end: Offset) -> None:
+        pass  # Event Hubs keeps events until retention; nothing to acknowledge.
+
+    def stop(self) -> None:
+        if self._meta is not None:
+            self._meta.close()
+
+
+class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
+    """spark.read: events between startingPosition(s) and endingPosition(s) at read time."""
+
+    def __init__(self, options: dict[str, str], schema: StructType) -> None:
+        self._config = parse_source_options(options, streaming=False)
+
+    def partitions(self) -> list[InputPartition]:
+        cfg = self._config
+        meta = HubMetadata(cfg)
+        try:
+            infos = meta.partitions(fresh=True)
+            ranges = {}
+            for pid in infos:
+                lo = meta.resolve(pid, cfg.starting_per_partition.get(pid, cfg.starting))
+                hi = meta.resolve(pid, cfg.ending_per_partition.get(pid, cfg.ending))
+                ranges[pid] = (lo, min(hi, infos[pid].latest))
+        finally:
+            meta.close()
+        ranges = _clamp_expired(cfg, ranges, infos)
+        return list(plan_partitions(cfg, ranges, len(infos)))
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, EventHubPartition)
+        return read_partition(partition)
+
+
+def _task_context() -> tuple[str | None, str | None]:
+    try:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        if ctx is None:
+            return None, None
+        batch = ctx.getLocalProperty("streaming.sql.batchId")
+        executor = ctx.getLocalProperty("spark.executor.id") or os.environ.get("SPARK_EXECUTOR_ID")
+        return batch, executor
+    except Exception:
+        return None, None
+
+
+def _write_stats(part: EventHubPartition, hit: bool, events: int, seconds: float) -> None:
+    path = part.config.task_stats_path
+    if path is None:
+        return
+    batch, executor = _task_context()
+    record = {
+        "batchId": None if batch is None else int(batch),
+        "partition": part.partition_id,
+        "start": part.start,
+        "until": part.until,
+        "executorId": executor,
+        "host": os.uname().nodename,
+        "pid": os.getpid(),
+        "cacheHit": hit,
+        "events": events,
+        "seconds": round(seconds, 6),
+    }
+    folder = Path(path)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"tasks-{os.getpid()}.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps(record, sort_keys=True) + "\n")
+
+
+def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
+    """Events [start, until) of one partition as RecordBatches, through the receiver cache."""
+    cfg = part.config
+    began = time.monotonic()
+    receiver, hit = acquire(cfg, part.partition_id, part.start)
+    count = 0
+    ok = False
+
+    def on_gap(expected: int, got: int) -> None:
+        message = _lost(cfg, part.partition_id, expected, got)
+        if cfg.fail_on_data_loss:
+            raise DataLossError(message + "; set failOnDataLoss=false to skip them")
+        log.warning("%s; skipping %d events", message, got - expected)
+
+    try:
+        for events in receiver.take(part.until, on_gap):
+            count += len(events)
+            yield to_record_batch(events, part.partition_id)
+        ok = True
+    finally:
+        release(receiver, ok)
+        _write_stats(part, hit, count, time.monotonic() - began)

@@ -1,0 +1,214 @@
+"""The pyeventhub reader's options: names, defaults, Scala aliases, validation at query start."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pysparksources._options import OptionError, Options
+from pysparksources.eventhubs.connection import (
+    CONNECTION_OPTIONS,
+    SECRET_OPTIONS,
+    EventHubConnection,
+    parse_connection,
+)
+from pysparksources.eventhubs.positions import (
+    ACCEPTED,
+    END,
+    START,
+    Position,
+    PositionError,
+    parse_position,
+    parse_positions,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["ALIASES", "OPTIONS", "SourceConfig", "parse_source_options"]
+
+SOURCE = "pyeventhub"
+
+# name -> (default shown in the docs, meaning). docs/pyeventhub-source.md lists every one.
+OPTIONS: dict[str, tuple[str, str]] = {
+    **CONNECTION_OPTIONS,
+    "consumerGroup": ("$Default", "consumer group to read as"),
+    "startingPosition": (
+        "@latest (streaming), start (batch)",
+        "where a NEW query starts in every partition; ignored once the checkpoint exists",
+    ),
+    "startingPositions": (
+        "unset",
+        'per-partition starting positions, JSON keyed by partition id: {"0": {"seqNo": 5}}',
+    ),
+    "endingPosition": ("@latest", "batch reads only: where to stop in every partition"),
+    "endingPositions": ("unset", "batch reads only: per-partition ending positions"),
+    "maxEventsPerTrigger": (
+        "unset (all available)",
+        "most events per micro-batch, split across partitions by backlog",
+    ),
+    "maxEventsPerPartition": (
+        "unset",
+        "split a partition's range into Spark partitions of at most this many events",
+    ),
+    "failOnDataLoss": (
+        "true",
+        "fail when events expired before being read; false: skip to the first retained event",
+    ),
+    "receiverTimeout": ("60s", "longest wait for the next event a task knows exists"),
+    "operationTimeout": ("300s", "bound on metadata calls (partition ids and properties)"),
+    "prefetchCount": ("500", "events the SDK prefetches per receiver"),
+    "receiveBatchSize": ("500", "most events per SDK receive_batch call"),
+    "useExclusiveReceiver": (
+        "false",
+        "epoch (owner_level) receivers: exclusive per consumer group and partition",
+    ),
+    "partitionPreferredLocationStrategy": (
+        "Hash",
+        "Hash or BalancedHash: executor-slot key used to order the planned partitions",
+    ),
+    "receiverIdleTimeout": ("120s", "close an executor's cached receiver unused this long"),
+    "partitionInfoCacheInterval": (
+        "1s",
+        "reuse partition properties this long on the driver (Spark polls latestOffset often)",
+    ),
+    "taskStatsPath": (
+        "unset",
+        "diagnostics folder: each read task appends one JSON line (batch, partition, cache hit)",
+    ),
+}
+
+# Scala connector name (lower case) -> our name, accepted for migration.
+ALIASES: dict[str, str] = {
+    f"eventhubs.{name.lower()}": name
+    for name in (
+        "connectionString",
+        "consumerGroup",
+        "startingPosition",
+        "startingPositions",
+        "endingPosition",
+        "endingPositions",
+        "receiverTimeout",
+        "operationTimeout",
+        "prefetchCount",
+        "useExclusiveReceiver",
+        "maxEventsPerTrigger",
+    )
+}
+
+_ISO = re.compile(r"^\s*PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    """Everything a reader needs, validated; picklable (executors get it inside partitions)."""
+
+    connection: EventHubConnection
+    consumer_group: str
+    starting: Position
+    starting_per_partition: dict[str, Position] = field(default_factory=dict)
+    ending: Position = END
+    ending_per_partition: dict[str, Position] = field(default_factory=dict)
+    max_events_per_trigger: int | None = None
+    max_events_per_partition: int | None = None
+    fail_on_data_loss: bool = True
+    receiver_timeout_s: float = 60.0
+    operation_timeout_s: float = 300.0
+    prefetch: int = 500
+    receive_batch_size: int = 500
+    exclusive: bool = False
+    locality: str = "Hash"
+    idle_timeout_s: float = 120.0
+    info_cache_s: float = 1.0
+    task_stats_path: str | None = None
+
+    def describe(self) -> str:
+        return f"pyeventhub[{self.connection.describe()}, group {self.consumer_group}]"
+
+
+def _normalize(raw: Mapping[str, str]) -> dict[str, str]:
+    """Map Scala aliases to our names; both spellings of one option is an error."""
+    result: dict[str, str] = {}
+    for key, value in raw.items():
+        name = ALIASES.get(str(key).lower(), str(key))
+        if name.lower() in {k.lower() for k in result}:
+            shown = "<redacted>" if name in SECRET_OPTIONS else str(value)
+            raise OptionError(SOURCE, str(key), shown, f"{name} is given twice; give it once")
+        result[name] = str(value)
+    return result
+
+
+def _duration(options: Options, name: str, default: float, minimum: float = 0.0) -> float:
+    text = options.raw(name)
+    if text is not None:
+        match = _ISO.match(text)  # the Scala connector's ISO-8601 form, PT60S
+        if match and any(match.groups()):
+            h, m, s = match.groups()
+            value = int(h or 0) * 3600 + int(m or 0) * 60 + float(s or 0)
+            if value < minimum:
+                raise options.error(name, f"expected a duration of at least {minimum}s")
+            return value
+    return options.duration_seconds(name, default, minimum)
+
+
+def _position(options: Options, name: str, default: Position) -> Position:
+    text = options.raw(name)
+    if text is None:
+        return default
+    try:
+        return parse_position(text)
+    except PositionError as e:
+        raise options.error(name, f"{e}; expected {ACCEPTED}") from None
+
+
+def _positions(options: Options, name: str) -> dict[str, Position]:
+    text = options.raw(name)
+    if text is None:
+        return {}
+    try:
+        return parse_positions(text)
+    except PositionError as e:
+        raise options.error(
+            name, f"{e}; expected a JSON object keyed by partition id, each value {ACCEPTED}"
+        ) from None
+
+
+def parse_source_options(raw: Mapping[str, str], streaming: bool) -> SourceConfig:
+    """Validate every reader option; raise OptionError naming the first bad one."""
+    normalized = _normalize(raw)
+    options = Options(SOURCE, normalized, OPTIONS, secrets=SECRET_OPTIONS)
+    connection = parse_connection(options)
+    group = options.string("consumerGroup", "$Default") or ""
+    if not group.strip():
+        raise options.error("consumerGroup", "expected a consumer group name")
+    if streaming:
+        for name in ("endingPosition", "endingPositions"):
+            if options.has(name):
+                raise options.error(name, "only for batch reads (spark.read), not readStream")
+    per_trigger = options.integer("maxEventsPerTrigger", None, minimum=1)
+    if per_trigger is not None and not streaming:
+        raise options.error("maxEventsPerTrigger", "only for readStream")
+    return SourceConfig(
+        connection=connection,
+        consumer_group=group.strip(),
+        starting=_position(options, "startingPosition", END if streaming else START),
+        starting_per_partition=_positions(options, "startingPositions"),
+        ending=_position(options, "endingPosition", END),
+        ending_per_partition=_positions(options, "endingPositions"),
+        max_events_per_trigger=per_trigger,
+        max_events_per_partition=options.integer("maxEventsPerPartition", None, minimum=1),
+        fail_on_data_loss=options.boolean("failOnDataLoss", True),
+        receiver_timeout_s=_duration(options, "receiverTimeout", 60.0, minimum=0.1),
+        operation_timeout_s=_duration(options, "operationTimeout", 300.0, minimum=0.1),
+        prefetch=options.integer("prefetchCount", 500, minimum=1, maximum=100_000) or 500,
+        receive_batch_size=options.integer("receiveBatchSize", 500, minimum=1, maximum=100_000)
+        or 500,
+        exclusive=options.boolean("useExclusiveReceiver", False),
+        locality=options.choice(
+            "partitionPreferredLocationStrategy", "Hash", ("Hash", "BalancedHash")
+        ),
+        idle_timeout_s=_duration(options, "receiverIdleTimeout", 120.0, minimum=0.1),
+        info_cache_s=_duration(options, "partitionInfoCacheInterval", 1.0),
+        task_stats_path=options.string("taskStatsPath"),
+    )

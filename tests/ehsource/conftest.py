@@ -1,0 +1,15 @@
+"""pyeventhub source tests: the package's emulator fixtures plus send/read helpers."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from pysparksources.testing.eventhubs.pytest_plugin import (
+    eventhubs_emulator,
+    eventhubs_emulator_factory,
+)
+
+__all__ = ["eventhubs_emulator", "eventhubs_emulator_factory"]

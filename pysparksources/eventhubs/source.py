@@ -157,7 +157,8 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return list(plan_partitions(self._config, ranges, len(until)))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, EventHubPartition)
+        if not isinstance(partition, EventHubPartition):
+            return iter(())  # Spark's placeholder when the plan holds no partitions
         return read_partition(partition)
 
     def commit(self, end: Offset) -> None:
@@ -190,7 +191,8 @@ class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
         return list(plan_partitions(cfg, ranges, len(infos)))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, EventHubPartition)
+        if not isinstance(partition, EventHubPartition):
+            return iter(())  # Spark's placeholder when the plan holds no partitions
         return read_partition(partition)
 
 

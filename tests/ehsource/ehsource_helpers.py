@@ -46,3 +46,25 @@ def read_back(session: Any, tmp: Path, name: str = "q") -> list[Any]:
         session.read.parquet(str(path)).collect(),
         key=lambda r: (r.partition, r.sequenceNumber),
     )
+
+
+def batch_read(session: Any, conn: str, **options: Any) -> list[Any]:
+    frame = session.read.format("pyeventhub").option("connectionString", conn)
+    for name, value in options.items():
+        frame = frame.option(name, str(value))
+    return sorted(frame.load().collect(), key=lambda r: (r.partition, r.sequenceNumber))
+
+
+def seqs(rows: list[Any]) -> list[tuple[str, int]]:
+    return [(r.partition, r.sequenceNumber) for r in rows]
+
+
+def offsets_per_batch(progress_entries: list[dict[str, Any]], hub: str) -> list[dict[str, int]]:
+    """Events each batch read per partition, from the progress start/end offsets."""
+    result = []
+    for entry in progress_entries:
+        source = entry["sources"][0]
+        start = (source.get("startOffset") or {}).get(hub, {})
+        end = source["endOffset"][hub]
+        result.append({pid: end[pid] - start.get(pid, 0) for pid in end})
+    return result

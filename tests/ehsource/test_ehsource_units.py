@@ -1,0 +1,165 @@
+"""Fast pure-Python checks: admission split, position parsing, slot hashing, option parsing."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from pysparksources._options import OptionError
+from pysparksources.eventhubs.admission import split_limit
+from pysparksources.eventhubs.planning import java_string_hash, plan_partitions, slot_key
+from pysparksources.eventhubs.positions import END, START, Position, parse_position, parse_positions
+from pysparksources.eventhubs.source_options import parse_source_options
+
+CONN = "Endpoint=sb://127.0.0.1:5672;SharedAccessKeyName=k;SharedAccessKey=SECRETKEY42;EntityPath=h"
+
+
+def config(**options: str) -> object:
+    return parse_source_options({"connectionString": CONN, **options}, streaming=True)
+
+
+def test_split_proportional_floor_and_small_partition_not_starved() -> None:
+    assert split_limit(100, {"0": 1000, "1": 1000, "2": 1}) == {"0": 49, "1": 49, "2": 1}
+
+
+def test_split_caps_at_backlog_and_passes_everything_under_limit() -> None:
+    assert split_limit(10, {"0": 3, "1": 4}) == {"0": 3, "1": 4}
+    assert split_limit(None, {"0": 7, "1": 0}) == {"0": 7, "1": 0}
+    assert split_limit(5, {"0": 0, "1": 100}) == {"0": 0, "1": 5}
+
+
+def test_split_is_exact_for_huge_backlogs() -> None:
+    big = 2**62
+    assert split_limit(3, {"0": big, "1": big, "2": big}) == {"0": 1, "1": 1, "2": 1}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("start", START),
+        ("earliest", START),
+        ("-1", START),
+        ('{"offset": "-1"}', START),
+        ("@latest", END),
+        ("end", END),
+        ('{"offset": "@latest"}', END),
+        ('{"seqNo": 5}', Position("seqNo", seq_no=5)),
+        ('{"seqNo": 5, "isInclusive": false}', Position("seqNo", seq_no=5, inclusive=False)),
+        ('{"offset": "1024"}', Position("offset", offset="1024")),
+        (
+            '{"enqueuedTime": "2026-01-01T00:00:00Z"}',
+            Position("enqueuedTime", enqueued_time=datetime(2026, 1, 1, tzinfo=timezone.utc)),
+        ),
+        # The Scala connector serialized every field, unused ones null or -1.
+        (
+            '{"offset": null, "seqNo": 7, "enqueuedTime": null, "isInclusive": true}',
+            Position("seqNo", seq_no=7),
+        ),
+    ],
+)
+def test_parse_position(text: str, expected: Position) -> None:
+    assert parse_position(text) == expected
+
+
+def test_resolve_simple_positions() -> None:
+    assert START.resolve_simple(3, 10) == 3
+    assert END.resolve_simple(3, 10) == 10
+    assert Position("seqNo", seq_no=4, inclusive=False).resolve_simple(0, 10) == 5
+
+
+def test_parse_positions_accepts_scala_keys() -> None:
+    parsed = parse_positions(
+        '{"0": {"seqNo": 2}, "{\\"ehName\\": \\"h\\", \\"partitionId\\": 1}": "end"}'
+    )
+    assert parsed == {"0": Position("seqNo", seq_no=2), "1": END}
+
+
+def test_java_string_hash_matches_java() -> None:
+    # Values from java.lang.String.hashCode.
+    assert java_string_hash("") == 0
+    assert java_string_hash("hello") == 99162322
+    assert java_string_hash("abc") == 96354
+    assert java_string_hash("polygenelubricants") == -2147483648
+
+
+def test_balanced_hash_spreads_consecutive_partitions_round_robin() -> None:
+    slots = [slot_key("BalancedHash", "hub", str(p), 4) for p in range(8)]
+    assert sorted(slots[:4]) == [0, 1, 2, 3]
+    assert slots[:4] == slots[4:]
+    h = java_string_hash("hub")
+    assert slots[0] == h % 4
+
+
+def test_plan_splits_large_ranges_and_orders_by_slot() -> None:
+    cfg = config(maxEventsPerPartition="4", partitionPreferredLocationStrategy="BalancedHash")
+    planned = plan_partitions(cfg, {"0": (0, 10), "1": (5, 5), "2": (3, 4)}, 3)  # type: ignore[arg-type]
+    assert sorted((p.partition_id, p.start, p.until) for p in planned) == [
+        ("0", 0, 4),
+        ("0", 4, 8),
+        ("0", 8, 10),
+        ("2", 3, 4),
+    ]
+    assert [p.slot for p in planned] == sorted(p.slot for p in planned)
+
+
+def test_scala_aliases_and_iso_durations() -> None:
+    cfg = parse_source_options(
+        {
+            "eventhubs.connectionString": CONN,
+            "eventhubs.consumerGroup": "cg1",
+            "eventhubs.receiverTimeout": "PT30S",
+            "eventhubs.startingPosition": (
+                '{"offset": "-1", "seqNo": -1, "enqueuedTime": null, "isInclusive": true}'
+            ),
+        },
+        streaming=True,
+    )
+    assert cfg.consumer_group == "cg1"
+    assert cfg.receiver_timeout_s == 30
+    assert cfg.starting == START
+
+
+@pytest.mark.parametrize(
+    ("options", "option"),
+    [
+        ({"startingPosition": "yesterday"}, "startingPosition"),
+        ({"startingPosition": '{"seqNo": -5}'}, "startingPosition"),
+        ({"startingPosition": '{"seqNo": 1, "bogus": 2}'}, "startingPosition"),
+        ({"startingPositions": '{"x": "start"}'}, "startingPositions"),
+        ({"startingPositions": "[1]"}, "startingPositions"),
+        ({"endingPosition": "end"}, "endingPosition"),
+        ({"maxEventsPerTrigger": "0"}, "maxEventsPerTrigger"),
+        ({"maxEventsPerTrigger": "lots"}, "maxEventsPerTrigger"),
+        ({"maxEventsPerPartition": "-1"}, "maxEventsPerPartition"),
+        ({"failOnDataLoss": "maybe"}, "failOnDataLoss"),
+        ({"receiverTimeout": "soon"}, "receiverTimeout"),
+        ({"operationTimeout": "0"}, "operationTimeout"),
+        ({"prefetchCount": "0"}, "prefetchCount"),
+        ({"receiveBatchSize": "x"}, "receiveBatchSize"),
+        ({"useExclusiveReceiver": "2"}, "useExclusiveReceiver"),
+        ({"partitionPreferredLocationStrategy": "Random"}, "partitionPreferredLocationStrategy"),
+        ({"receiverIdleTimeout": "-"}, "receiverIdleTimeout"),
+        ({"partitionInfoCacheInterval": "x"}, "partitionInfoCacheInterval"),
+        ({"consumerGroup": " "}, "consumerGroup"),
+        ({"maxEventPerTrigger": "5"}, "maxeventpertrigger"),
+        ({"eventhubs.consumerGroup": "a", "consumerGroup": "b"}, "consumerGroup"),
+    ],
+)
+def test_bad_option_values(options: dict[str, str], option: str) -> None:
+    with pytest.raises(OptionError) as err:
+        config(**options)
+    assert err.value.option.lower() == option.lower()
+    assert "SECRETKEY42" not in str(err.value)
+
+
+def test_secret_never_in_errors_or_repr() -> None:
+    with pytest.raises(OptionError) as err:
+        parse_source_options({"connectionString": "SharedAccessKey=SECRETKEY42"}, streaming=True)
+    assert "SECRETKEY42" not in str(err.value)
+    with pytest.raises(OptionError) as err2:
+        parse_source_options(
+            {"connectionString": CONN, "eventhubs.connectionString": CONN}, streaming=True
+        )
+    assert "SECRETKEY42" not in str(err2.value)
+    assert "SECRETKEY42" not in repr(config())

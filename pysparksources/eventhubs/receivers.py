@@ -24,7 +24,7 @@ from pysparksources.eventhubs.source_options import SourceConfig
 __all__ = ["STATS", "DataLossError", "PositionedReceiver", "acquire", "release"]
 
 log = logging.getLogger(__name__)
-STATS = {"hits": 0, "misses": 0}
+STATS = {"hits": 0, "skips": 0, "misses": 0}
 _QUEUE_BATCHES = 8
 _CACHE: dict[tuple[str, str, str], PositionedReceiver] = {}
 _LOCK = threading.Lock()
@@ -172,21 +172,38 @@ def _reap() -> None:
             receiver.close()
 
 
-def acquire(config: SourceConfig, partition_id: str, start: int) -> tuple[PositionedReceiver, bool]:
-    """A receiver whose next event is ``start``: the cached one if it stands there (a hit)."""
+def acquire(config: SourceConfig, partition_id: str, start: int) -> tuple[PositionedReceiver, str]:
+    """A receiver whose next event is ``start`` and how it was found: hit, skip or miss.
+
+    ``hit``: the cached receiver stands exactly there. ``skip``: it stands a little behind
+    (at most ``prefetchCount`` events, usually already prefetched), as happens when Spark hands
+    consecutive batches of a partition to two Python workers in turn; it drops those events,
+    cheaper than a new link. ``miss``: a new receiver.
+    """
     global _REAPER
     with _LOCK:
         cached = _CACHE.pop(_key(config, partition_id), None)
         if _REAPER is None:
             _REAPER = threading.Thread(target=_reap, daemon=True, name="eh-receiver-reaper")
             _REAPER.start()
-    if cached is not None and cached.alive and cached.next_seq == start:
-        STATS["hits"] += 1
-        return cached, True
+    if cached is not None and cached.alive and cached.next_seq is not None:
+        behind = start - cached.next_seq
+        if behind == 0:
+            STATS["hits"] += 1
+            return cached, "hit"
+        if 0 < behind <= config.prefetch:
+            try:
+                for _ in cached.take(start, lambda _expected, _got: None):
+                    pass  # another worker read these; a gap here loses nothing of ours
+            except Exception:
+                log.debug("skipping forward on a cached receiver failed; recreating")
+            else:
+                STATS["skips"] += 1
+                return cached, "skip"
     if cached is not None:
         cached.close()
     STATS["misses"] += 1
-    return PositionedReceiver(config, partition_id, start), False
+    return PositionedReceiver(config, partition_id, start), "miss"
 
 
 def release(receiver: PositionedReceiver, ok: bool) -> None:

@@ -210,7 +210,7 @@ def _task_context() -> tuple[str | None, str | None]:
         return None, None
 
 
-def _write_stats(part: EventHubPartition, hit: bool, events: int, seconds: float) -> None:
+def _write_stats(part: EventHubPartition, reuse: str, events: int, seconds: float) -> None:
     path = part.config.task_stats_path
     if path is None:
         return
@@ -223,7 +223,8 @@ def _write_stats(part: EventHubPartition, hit: bool, events: int, seconds: float
         "executorId": executor,
         "host": os.uname().nodename,
         "pid": os.getpid(),
-        "cacheHit": hit,
+        "cacheHit": reuse != "miss",
+        "reuse": reuse,
         "events": events,
         "seconds": round(seconds, 6),
     }
@@ -237,7 +238,7 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
     """Events [start, until) of one partition as RecordBatches, through the receiver cache."""
     cfg = part.config
     began = time.monotonic()
-    receiver, hit = acquire(cfg, part.partition_id, part.start)
+    receiver, reuse = acquire(cfg, part.partition_id, part.start)
     count = 0
     ok = False
 
@@ -254,4 +255,4 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
         ok = True
     finally:
         release(receiver, ok)
-        _write_stats(part, hit, count, time.monotonic() - began)
+        _write_stats(part, reuse, count, time.monotonic() - began)

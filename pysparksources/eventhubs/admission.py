@@ -24,3 +24,22 @@ def split_limit(limit: int | None, backlogs: dict[str, int]) -> dict[str, int]:
         share = limit * backlog // total  # integer floor: exact for any backlog size
         shares[pid] = min(max(share, 1), backlog)
     return shares
+
+
+def next_end(
+    start: dict[str, int],
+    latest: dict[str, int],
+    beginnings: dict[str, int],
+    limit: int | None,
+) -> dict[str, int]:
+    """The next batch's end offset from its start and each partition's latest position.
+
+    A partition missing from ``start`` (added to the hub while the query runs) starts at its
+    first retained event; one missing from ``latest`` (not in an AvailableNow snapshot) keeps
+    its position.
+    """
+    begin = dict(start)
+    for pid in latest:
+        begin.setdefault(pid, beginnings.get(pid, 0))
+    shares = split_limit(limit, {pid: latest[pid] - begin[pid] for pid in latest})
+    return {pid: begin[pid] + shares.get(pid, 0) for pid in begin}

@@ -28,7 +28,7 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from pysparksources._offsets import canonical_offset
-from pysparksources.eventhubs.admission import split_limit
+from pysparksources.eventhubs.admission import next_end
 from pysparksources.eventhubs.arrowize import to_record_batch
 from pysparksources.eventhubs.metadata import HubMetadata, PartitionInfo
 from pysparksources.eventhubs.planning import EventHubPartition, plan_partitions
@@ -128,16 +128,10 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         latest = {pid: info.latest for pid, info in infos.items()}
         self._latest = latest
         if self._frozen is not None:
-            latest = {pid: self._frozen[pid] for pid in self._frozen}
-        for pid in latest:
-            # Partitions added while running are read from their first retained event.
-            begin.setdefault(pid, infos[pid].beginning if pid in infos else 0)
-        backlogs = {pid: latest[pid] - begin[pid] for pid in latest}
+            latest = dict(self._frozen)
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
-        shares = split_limit(max_rows, backlogs)
-        end = dict(begin)
-        for pid, share in shares.items():
-            end[pid] = begin[pid] + share
+        beginnings = {pid: info.beginning for pid, info in infos.items()}
+        end = next_end(begin, latest, beginnings, max_rows)
         return _offset(self._config, end)
 
     def reportLatestOffset(self) -> Offset | None:

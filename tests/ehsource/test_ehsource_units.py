@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from pysparksources._options import OptionError
-from pysparksources.eventhubs.admission import split_limit
+from pysparksources.eventhubs.admission import next_end, split_limit
 from pysparksources.eventhubs.planning import java_string_hash, plan_partitions, slot_key
 from pysparksources.eventhubs.positions import END, START, Position, parse_position, parse_positions
 from pysparksources.eventhubs.source_options import parse_source_options
@@ -163,3 +163,15 @@ def test_secret_never_in_errors_or_repr() -> None:
         )
     assert "SECRETKEY42" not in str(err2.value)
     assert "SECRETKEY42" not in repr(config())
+
+
+def test_partition_added_while_running_is_read_from_its_start() -> None:
+    # The emulator cannot add partitions over AMQP at runtime, so the planner is tested here.
+    end = next_end({"0": 5, "1": 7}, {"0": 9, "1": 7, "2": 4}, {"0": 0, "1": 0, "2": 1}, None)
+    assert end == {"0": 9, "1": 7, "2": 4}
+    limited = next_end({"0": 5}, {"0": 105, "1": 3}, {"1": 0}, 10)
+    assert limited == {"0": 14, "1": 1}
+
+
+def test_available_now_snapshot_keeps_partitions_outside_it() -> None:
+    assert next_end({"0": 2, "1": 3}, {"0": 4}, {}, None) == {"0": 4, "1": 3}

@@ -54,6 +54,7 @@ class PositionedReceiver:
         self._pending: list[Any] = []
         self._queue: queue.Queue[list[Any] | BaseException] = queue.Queue(_QUEUE_BATCHES)
         self._stop = threading.Event()
+        self._failed = False
         self._client = config.connection.consumer_client(config.consumer_group)
         kwargs: dict[str, Any] = {
             "on_event_batch": self._on_batch,
@@ -76,6 +77,7 @@ class PositionedReceiver:
         try:
             self._client.receive_batch(**kwargs)
         except BaseException as e:  # surfaced to the task that drains the queue
+            self._failed = True
             self._put(e)
 
     def _put(self, item: list[Any] | BaseException) -> None:
@@ -91,11 +93,12 @@ class PositionedReceiver:
             self._put(list(events))
 
     def _on_error(self, _context: Any, error: BaseException) -> None:
+        self._failed = True  # a parked receiver that failed is not reused
         self._put(error)
 
     @property
     def alive(self) -> bool:
-        return self._thread.is_alive() and not self._stop.is_set()
+        return self._thread.is_alive() and not self._stop.is_set() and not self._failed
 
     def next_events(self, timeout: float) -> list[Any]:
         """The next received events (leftovers first); TimeoutError when none arrive."""

@@ -32,7 +32,7 @@ from pysparksources.eventhubs.admission import next_end
 from pysparksources.eventhubs.arrowize import to_record_batch
 from pysparksources.eventhubs.metadata import HubMetadata, PartitionInfo
 from pysparksources.eventhubs.planning import EventHubPartition, plan_partitions
-from pysparksources.eventhubs.receivers import DataLossError, acquire, release
+from pysparksources.eventhubs.receivers import DataLossError, PositionedReceiver, acquire, release
 from pysparksources.eventhubs.source_options import SourceConfig, parse_source_options
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ __all__ = ["EventHubBatchReader", "EventHubStreamReader", "read_partition"]
 
 log = logging.getLogger(__name__)
 Offset = dict[str, Any]
+_LINK_RETRIES = 3
 
 
 def _positions_of(config: SourceConfig, offset: Offset) -> dict[str, int]:
@@ -242,10 +243,31 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
             raise DataLossError(message + "; set failOnDataLoss=false to skip them")
         log.warning("%s; skipping %d events", message, got - expected)
 
+    attempts = 0
     try:
-        for events in receiver.take(part.until, on_gap):
-            count += len(events)
-            yield to_record_batch(events, part.partition_id)
+        while True:
+            try:
+                for events in receiver.take(part.until, on_gap):
+                    count += len(events)
+                    yield to_record_batch(events, part.partition_id)
+                break
+            except (DataLossError, TimeoutError):
+                raise
+            except Exception as error:
+                # A link error the SDK gave up on: resume on a new link where this one
+                # stopped, a few times, before failing the task (Spark may retry it).
+                attempts += 1
+                if attempts > _LINK_RETRIES or receiver.next_seq is None:
+                    raise
+                log.warning(
+                    "pyeventhub: receiver for %s partition %s failed (%s); reconnecting at %d",
+                    cfg.connection.describe(),
+                    part.partition_id,
+                    type(error).__name__,
+                    receiver.next_seq,
+                )
+                receiver.close()
+                receiver = PositionedReceiver(cfg, part.partition_id, receiver.next_seq)
         ok = True
     finally:
         release(receiver, ok)

@@ -13,6 +13,7 @@ from streamtools import progress
 
 from pysparksources.testing.eventhubs.config import EmulatorConfig, HubConfig
 from pysparksources.testing.eventhubs.emulator import EventHubsEmulator
+from pysparksources.testing.eventhubs.faults import Fault
 
 KEY = "S3cretKeyValue0123456789abcdef="
 
@@ -114,3 +115,24 @@ def test_bad_options_fail_at_query_start(
         run_available_now(spark, df, tmp_path)
     text = str(err.value)
     assert "invalid value" in text and option.lower() in text.lower() and "KEY42" not in text
+
+
+@pytest.mark.parametrize("action", ["detach", "close"])
+def test_link_failure_mid_read_loses_and_duplicates_nothing(
+    spark: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path, action: str
+) -> None:
+    conn = eventhubs_emulator.connection_string("test")
+    send(conn, [f"e{i}" for i in range(200)], partition_id="0")
+    fault = eventhubs_emulator.add_fault(
+        Fault(
+            action,
+            "amqp:link:detach-forced",
+            link="receiver",
+            partition=0,
+            after_events=50,
+            times=1,
+        )
+    )
+    run_available_now(spark, reader(spark, conn, startingPosition="start"), tmp_path)
+    assert seqs(read_back(spark, tmp_path)) == [("0", i) for i in range(200)]
+    assert fault.fired == 1

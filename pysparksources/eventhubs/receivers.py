@@ -25,7 +25,7 @@ __all__ = ["STATS", "DataLossError", "PositionedReceiver", "acquire", "release"]
 
 log = logging.getLogger(__name__)
 STATS = {"hits": 0, "skips": 0, "misses": 0}
-_QUEUE_BATCHES = 8
+_QUEUE_BATCHES = 4  # bounds a parked receiver's memory: 4 x receiveBatchSize events
 _CACHE: dict[tuple[str, str, str], PositionedReceiver] = {}
 _LOCK = threading.Lock()
 _REAPER: threading.Thread | None = None

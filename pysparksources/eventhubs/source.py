@@ -66,6 +66,20 @@ def _lost(config: SourceConfig, pid: str, first: int, retained: int) -> str:
     )
 
 
+def _check_partition_ids(config: SourceConfig, ids: dict[str, Any]) -> None:
+    """Per-partition positions must name partitions the hub has (a typo is not silent)."""
+    for name, given in (
+        ("startingPositions", config.starting_per_partition),
+        ("endingPositions", config.ending_per_partition),
+    ):
+        unknown = sorted(set(given) - set(ids), key=int)
+        if unknown:
+            raise ValueError(
+                f"pyeventhub: option '{name}' names partition(s) {', '.join(unknown)} but "
+                f"{config.connection.describe()} has partitions {', '.join(ids)}"
+            )
+
+
 def _clamp_expired(
     config: SourceConfig, ranges: dict[str, tuple[int, int]], infos: dict[str, PartitionInfo]
 ) -> dict[str, tuple[int, int]]:
@@ -111,6 +125,7 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # Only a query without a checkpoint gets here: starting positions apply once.
         meta = self._metadata()
         cfg = self._config
+        _check_partition_ids(cfg, meta.partitions(fresh=True))
         return _offset(
             cfg,
             {
@@ -175,6 +190,7 @@ class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
         meta = HubMetadata(cfg)
         try:
             infos = meta.partitions(fresh=True)
+            _check_partition_ids(cfg, infos)
             ranges = {}
             for pid in infos:
                 lo = meta.resolve(pid, cfg.starting_per_partition.get(pid, cfg.starting))

@@ -76,3 +76,9 @@ def test_enqueued_time_position(spark: Any, hub: str) -> None:
     send(hub, ["late-0", "late-1"], partition_id="1")
     position = json.dumps({"enqueuedTime": cut.isoformat()})
     assert seqs(batch_read(spark, hub, startingPosition=position)) == p1(4, 5)
+
+
+def test_positions_for_unknown_partition_fail(spark: Any, hub: str) -> None:
+    with pytest.raises(Exception) as err:
+        batch_read(spark, hub, startingPositions='{"7": "start"}')
+    assert "startingPositions" in str(err.value) and "partition(s) 7" in str(err.value)

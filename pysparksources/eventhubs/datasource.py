@@ -41,11 +41,11 @@ class EventHubDataSource(DataSource):  # type: ignore[misc]
         return EventHubBatchReader(dict(self.options), schema)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> Any:
-        from pysparksources.eventhubs.sink import EventHubStreamWriter  # type: ignore[import-not-found]
+        from pysparksources.eventhubs.sink import EventHubStreamWriter
 
         return EventHubStreamWriter(dict(self.options), schema, overwrite)
 
     def writer(self, schema: StructType, overwrite: bool) -> Any:
-        from pysparksources.eventhubs.sink import EventHubBatchWriter  # type: ignore[import-not-found]
+        from pysparksources.eventhubs.sink import EventHubBatchWriter
 
         return EventHubBatchWriter(dict(self.options), schema, overwrite)

@@ -1,0 +1,15 @@
+"""pyeventhub sink tests: the package's emulator fixtures and an SDK reader for checking."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from pysparksources.testing.eventhubs.pytest_plugin import (
+    eventhubs_emulator,
+    eventhubs_emulator_factory,
+)
+
+__all__ = ["eventhubs_emulator", "eventhubs_emulator_factory"]

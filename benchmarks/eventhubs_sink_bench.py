@@ -1,0 +1,78 @@
+"""pyeventhub sink's send speed against a plain azure-eventhub producer, same events, same emulator.
+
+Usage: python benchmarks/eventhubs_sink_bench.py [--events 200000] [--size 1024]
+       [--partitions 4] [--rounds 3] [--master local[2]]
+
+The emulator runs in its own process. Each round (interleaved, so both see the same machine
+load) times a plain SDK producer sending ``--events`` events of ``--size`` bytes in full
+EventDataBatches, one partition after another, then a Spark batch write of the same events
+through pyeventhub (``spark.range`` → body of ``--size`` bytes, partitionId = id % partitions,
+``--partitions`` tasks), timed from the write call to its end (job start-up included, as the
+producer's connect is). Prints each round, the medians and the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--master", default="local[2]")
+    args = parser.parse_args()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+    from azure.eventhub import EventHubProducerClient
+    from pyspark.sql import SparkSession
+
+    from pysparksources.benchmarking.eventhubs import emulator_process, send_full_batches
+
+    spark = (
+        SparkSession.builder.master(args.master).config("spark.ui.enabled", "false").getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    rows = spark.range(0, args.events, 1, args.partitions).selectExpr(
+        f"CAST(repeat('x', {args.size}) AS BINARY) AS body",
+        f"CAST(id % {args.partitions} AS INT) AS partitionId",
+    )
+    plain: list[float] = []
+    sink: list[float] = []
+    with emulator_process("bench", args.partitions) as conn:
+        for round_no in range(1, args.rounds + 1):
+            started = time.perf_counter()
+            with EventHubProducerClient.from_connection_string(conn) as client:
+                for partition in range(args.partitions):
+                    count = args.events // args.partitions
+                    send_full_batches(client, str(partition), count, b"x" * args.size)
+            plain.append(args.events / (time.perf_counter() - started))
+            started = time.perf_counter()
+            rows.write.format("pyeventhub").mode("append").option("connectionString", conn).save()
+            sink.append(args.events / (time.perf_counter() - started))
+            print(
+                f"round {round_no}: plain producer {plain[-1]:,.0f} ev/s, "
+                f"pyeventhub sink {sink[-1]:,.0f} ev/s",
+                flush=True,
+            )
+    spark.stop()
+    p, s = statistics.median(plain), statistics.median(sink)
+    print(
+        f"{args.events:,} events of {args.size} B to {args.partitions} partitions, {args.master}, "
+        f"medians of {args.rounds} rounds:"
+    )
+    print(f"  plain SDK producer (EventDataBatches): {p:,.0f} events/s")
+    print(f"  pyeventhub sink:                       {s:,.0f} events/s ({s / p:.2f}x)")
+    print(json.dumps({"plain": round(p), "pyeventhub": round(s), "ratio": round(s / p, 2)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -12,7 +12,7 @@ from sparkprocs import worker_env
 pytestmark = pytest.mark.spark
 
 
-def test_demo_prints_each_batch_and_exits_cleanly() -> None:
+def test_demo_runs_the_full_pipeline_exactly_once() -> None:
     env = {k: v for k, v in worker_env().items() if k != "PYSPARK_PYTHON"}  # demo sets it
     result = subprocess.run(
         [sys.executable, "-m", "pysparksources.cli", "demo", "--batches", "3"],
@@ -23,10 +23,13 @@ def test_demo_prints_each_batch_and_exits_cleanly() -> None:
         cwd=Path(__file__).resolve().parents[2],
     )
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
-    batch_lines = [line for line in result.stdout.splitlines() if line.startswith("batch")]
-    assert len(batch_lines) >= 3
-    assert "lag" in batch_lines[-1] and "latency" in batch_lines[-1]
-    assert "memory sink holds 4500 rows, values 0..4499, each exactly once" in result.stdout
+    lines = result.stdout.splitlines()
+    produced = [line for line in lines if line.startswith("pyrate -> pyeventhub")]
+    consumed = [line for line in lines if line.startswith("pyeventhub -> pyfile")]
+    assert len(produced) >= 3 and len(consumed) >= 3
+    assert all("latency" in line and "lag" in line for line in produced + consumed)
+    assert sum(int(line.split(":")[1].split()[0]) for line in consumed) == 4500
+    assert "pyfile output holds 4500 rows, values 0..4499, each exactly once" in result.stdout
 
 
 def run_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +12,9 @@ from pysparksources.eventhubs.receivers import PositionedReceiver
 from pysparksources.eventhubs.source_options import SourceConfig
 
 __all__ = ["HubMetadata", "PartitionInfo"]
+
+_IDS_REFRESH_S = 30.0
+_PARALLEL_CALLS = 16
 
 
 @dataclass(frozen=True)
@@ -28,26 +32,40 @@ class HubMetadata:
         self._client: Any = None
         self._fetched_at = -1e18
         self._infos: dict[str, PartitionInfo] = {}
+        self._ids: list[str] | None = None
+        self._ids_at = -1e18
+        self._pool: ThreadPoolExecutor | None = None
 
     def _consumer(self) -> Any:
         if self._client is None:
             self._client = self._config.connection.consumer_client(self._config.consumer_group)
         return self._client
 
+    def _partition_ids(self, now: float, fresh: bool) -> list[str]:
+        # Partition counts change rarely (only upwards); re-read them every half minute.
+        if fresh or self._ids is None or now - self._ids_at >= _IDS_REFRESH_S:
+            self._ids = [str(pid) for pid in self._consumer().get_partition_ids()]
+            self._ids_at = now
+        return self._ids
+
     def partitions(self, fresh: bool = False) -> dict[str, PartitionInfo]:
-        now = time.monotonic()
-        if fresh or now - self._fetched_at >= self._config.info_cache_s:
-            client = self._consumer()
-            infos = {}
-            for pid in client.get_partition_ids():
-                props = client.get_partition_properties(pid)
-                last = int(props["last_enqueued_sequence_number"])
-                empty = bool(props["is_empty"])
-                beginning = last + 1 if empty else int(props["beginning_sequence_number"])
-                infos[str(pid)] = PartitionInfo(beginning, last + 1, empty)
+        if fresh or time.monotonic() - self._fetched_at >= self._config.info_cache_s:
+            ids = self._partition_ids(time.monotonic(), fresh)
+            # Each management call waits ~0.4 s in the SDK; independent calls overlap.
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(_PARALLEL_CALLS, "pyeventhub-metadata")
+            infos = dict(zip(ids, self._pool.map(self._partition_info, ids), strict=True))
             self._infos = dict(sorted(infos.items(), key=lambda kv: int(kv[0])))
-            self._fetched_at = now
+            # Age counts from the end of the fetch, or a slow fetch would never be reused.
+            self._fetched_at = time.monotonic()
         return self._infos
+
+    def _partition_info(self, pid: str) -> PartitionInfo:
+        props = self._consumer().get_partition_properties(pid)
+        last = int(props["last_enqueued_sequence_number"])
+        empty = bool(props["is_empty"])
+        beginning = last + 1 if empty else int(props["beginning_sequence_number"])
+        return PartitionInfo(beginning, last + 1, empty)
 
     def resolve(self, pid: str, position: Position) -> int:
         """The next sequence number to read for ``position`` in partition ``pid``."""
@@ -65,6 +83,9 @@ class HubMetadata:
         return info.latest if first is None else int(first.sequence_number)
 
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
         if self._client is not None:
             self._client.close()
             self._client = None

@@ -43,6 +43,7 @@ __all__ = ["EventHubBatchReader", "EventHubStreamReader", "read_partition"]
 log = logging.getLogger(__name__)
 Offset = dict[str, Any]
 _LINK_RETRIES = 3
+_ROWS_PER_ARROW_BATCH = 8192
 
 
 def _positions_of(config: SourceConfig, offset: Offset) -> dict[str, int]:
@@ -260,12 +261,16 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
         log.warning("%s; skipping %d events", message, got - expected)
 
     attempts = 0
+    buffered: list[Any] = []  # SDK batches are small; Spark's Arrow hop prefers big ones
     try:
         while True:
             try:
                 for events in receiver.take(part.until, on_gap):
                     count += len(events)
-                    yield to_record_batch(events, part.partition_id)
+                    buffered.extend(events)
+                    if len(buffered) >= _ROWS_PER_ARROW_BATCH:
+                        yield to_record_batch(buffered, part.partition_id)
+                        buffered = []
                 break
             except (DataLossError, TimeoutError):
                 raise
@@ -284,6 +289,8 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
                 )
                 receiver.close()
                 receiver = PositionedReceiver(cfg, part.partition_id, receiver.next_seq)
+        if buffered:
+            yield to_record_batch(buffered, part.partition_id)
         ok = True
     finally:
         release(receiver, ok)

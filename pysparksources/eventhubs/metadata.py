@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pysparksources.eventhubs.positions import Position
 from pysparksources.eventhubs.receivers import PositionedReceiver
@@ -15,6 +17,7 @@ __all__ = ["HubMetadata", "PartitionInfo"]
 
 _IDS_REFRESH_S = 30.0
 _PARALLEL_CALLS = 16
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,8 @@ class HubMetadata:
     def _partition_ids(self, now: float, fresh: bool) -> list[str]:
         # Partition counts change rarely (only upwards); re-read them every half minute.
         if fresh or self._ids is None or now - self._ids_at >= _IDS_REFRESH_S:
-            self._ids = [str(pid) for pid in self._consumer().get_partition_ids()]
+            ids = self._bounded(lambda: list(self._consumer().get_partition_ids()), "partition ids")
+            self._ids = [str(pid) for pid in ids]
             self._ids_at = now
         return self._ids
 
@@ -52,13 +56,36 @@ class HubMetadata:
         if fresh or time.monotonic() - self._fetched_at >= self._config.info_cache_s:
             ids = self._partition_ids(time.monotonic(), fresh)
             # Each management call waits ~0.4 s in the SDK; independent calls overlap.
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(_PARALLEL_CALLS, "pyeventhub-metadata")
-            infos = dict(zip(ids, self._pool.map(self._partition_info, ids), strict=True))
+            found = self._bounded(
+                lambda: list(self._executor().map(self._partition_info, ids)),
+                "partition properties",
+            )
+            infos = dict(zip(ids, found, strict=True))
             self._infos = dict(sorted(infos.items(), key=lambda kv: int(kv[0])))
             # Age counts from the end of the fetch, or a slow fetch would never be reused.
             self._fetched_at = time.monotonic()
         return self._infos
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(_PARALLEL_CALLS, "pyeventhub-metadata")
+        return self._pool
+
+    def _bounded(self, call: Callable[[], T], what: str) -> T:
+        """``call()``, failing after operationTimeout: the SDK's management calls have no
+        deadline of their own, so a service that never answers would stall the query silently."""
+        limit = self._config.operation_timeout_s
+        # A separate thread, not the pool: the pool's threads may be what ``call`` waits on.
+        box = ThreadPoolExecutor(1, "pyeventhub-metadata-call")
+        try:
+            return box.submit(call).result(timeout=limit)
+        except FutureTimeout:
+            raise TimeoutError(
+                f"pyeventhub: reading {what} of {self._config.connection.describe()} took longer "
+                f"than operationTimeout ({limit:g}s)"
+            ) from None
+        finally:
+            box.shutdown(wait=False)
 
     def _partition_info(self, pid: str) -> PartitionInfo:
         props = self._consumer().get_partition_properties(pid)

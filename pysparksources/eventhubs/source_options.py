@@ -71,7 +71,9 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "receiverIdleTimeout": ("120s", "close an executor's cached receiver unused this long"),
     "partitionInfoCacheInterval": (
         "1s",
-        "reuse partition properties this long on the driver (Spark polls latestOffset often)",
+        "reuse partition properties this long on the driver (Spark polls latestOffset often); "
+        "partition ids are re-read every 30s, so a partition added to the hub is read within "
+        "half a minute",
     ),
     "taskStatsPath": (
         "unset",

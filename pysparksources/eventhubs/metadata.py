@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -15,8 +17,11 @@ from pysparksources.eventhubs.source_options import SourceConfig
 
 __all__ = ["HubMetadata", "PartitionInfo"]
 
+log = logging.getLogger(__name__)
+
 _IDS_REFRESH_S = 30.0
 _PARALLEL_CALLS = 16
+_STALE_GRACE_S = 10.0  # how long expired info may still answer while a refresh runs
 T = TypeVar("T")
 
 
@@ -38,6 +43,10 @@ class HubMetadata:
         self._ids: list[str] | None = None
         self._ids_at = -1e18
         self._pool: ThreadPoolExecutor | None = None
+        self._refresher: ThreadPoolExecutor | None = None
+        self._refreshing: Future[dict[str, PartitionInfo]] | None = None
+        self._stored_started = -1e18
+        self._lock = threading.Lock()
 
     def _consumer(self) -> Any:
         if self._client is None:
@@ -52,19 +61,62 @@ class HubMetadata:
             self._ids_at = now
         return self._ids
 
-    def partitions(self, fresh: bool = False) -> dict[str, PartitionInfo]:
-        if fresh or time.monotonic() - self._fetched_at >= self._config.info_cache_s:
-            ids = self._partition_ids(time.monotonic(), fresh)
-            # Each management call waits ~0.4 s in the SDK; independent calls overlap.
-            found = self._bounded(
-                lambda: list(self._executor().map(self._partition_info, ids)),
-                "partition properties",
-            )
-            infos = dict(zip(ids, found, strict=True))
-            self._infos = dict(sorted(infos.items(), key=lambda kv: int(kv[0])))
-            # Age counts from the end of the fetch, or a slow fetch would never be reused.
-            self._fetched_at = time.monotonic()
+    def partitions(
+        self, fresh: bool = False, max_age: float | None = None
+    ) -> dict[str, PartitionInfo]:
+        """Every partition's info, fetched again when older than ``max_age`` seconds
+        (default partitionInfoCacheInterval; ``fresh`` means 0).
+
+        With the default age, info that has just expired is still returned while a
+        background fetch replaces it: Spark polls latestOffset between and before batches,
+        and a fetch on the query thread (~0.4 s) would delay every micro-batch by that much.
+        """
+        limit = 0.0 if fresh else self._config.info_cache_s if max_age is None else max_age
+        age = time.monotonic() - self._fetched_at
+        if age < limit:
+            return self._infos
+        if max_age is None and not fresh and self._infos and age < limit + _STALE_GRACE_S:
+            self._refresh_in_background()
+            return self._infos
+        started = time.monotonic()
+        self._store(self._fetch(fresh), started)
         return self._infos
+
+    def _fetch(self, fresh: bool) -> dict[str, PartitionInfo]:
+        ids = self._partition_ids(time.monotonic(), fresh)
+        # Each management call waits ~0.4 s in the SDK; independent calls overlap.
+        found = self._bounded(
+            lambda: list(self._executor().map(self._partition_info, ids)),
+            "partition properties",
+        )
+        return dict(sorted(zip(ids, found, strict=True), key=lambda kv: int(kv[0])))
+
+    def _store(self, infos: dict[str, PartitionInfo], started: float) -> None:
+        with self._lock:
+            if started >= self._stored_started:  # an older, slower fetch never wins
+                self._infos = infos
+                self._stored_started = started
+                # Age counts from the end of the fetch, or a slow fetch would never be reused.
+                self._fetched_at = time.monotonic()
+
+    def _refresh_in_background(self) -> None:
+        with self._lock:
+            if self._refreshing is not None:
+                return
+            if self._refresher is None:
+                self._refresher = ThreadPoolExecutor(1, "pyeventhub-metadata-refresh")
+            started = time.monotonic()
+            self._refreshing = self._refresher.submit(self._fetch, False)
+        self._refreshing.add_done_callback(lambda done: self._refreshed(done, started))
+
+    def _refreshed(self, done: Future[dict[str, PartitionInfo]], started: float) -> None:
+        with self._lock:
+            self._refreshing = None
+        error = done.exception()
+        if error is None:
+            self._store(done.result(), started)
+        else:  # past the grace period the query thread fetches itself and fails if it must
+            log.warning("pyeventhub: refreshing partition info failed: %s", error)
 
     def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -110,6 +162,9 @@ class HubMetadata:
         return info.latest if first is None else int(first.sequence_number)
 
     def close(self) -> None:
+        if self._refresher is not None:
+            self._refresher.shutdown(wait=False)
+            self._refresher = None
         if self._pool is not None:
             self._pool.shutdown(wait=False)
             self._pool = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 
 import pytest
@@ -47,3 +48,24 @@ def test_a_management_reply_slower_than_operation_timeout_fails_naming_it(
     finally:
         meta.close()
     assert time.monotonic() - started < 5.0
+
+
+def test_expired_info_answers_at_once_while_a_background_fetch_replaces_it(
+    eventhubs_emulator: EventHubsEmulator,
+) -> None:
+    conn = eventhubs_emulator.connection_string("test")
+    meta = _metadata(conn, partitionInfoCacheInterval="200ms")
+    try:
+        assert meta.partitions(fresh=True)["0"].latest == 0
+        send(conn, ["a", "b"], partition_id="0")
+        time.sleep(0.3)
+        started = time.monotonic()
+        assert meta.partitions()["0"].latest == 0  # expired, yet no wait for the service
+        assert time.monotonic() - started < 0.1
+        deadline = time.monotonic() + 10
+        while meta.partitions()["0"].latest != 2:
+            assert time.monotonic() < deadline, "the background fetch never landed"
+            time.sleep(0.05)
+        assert meta.partitions(max_age=math.inf)["0"].latest == 2
+    finally:
+        meta.close()

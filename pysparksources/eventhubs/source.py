@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import time
 from collections.abc import Iterator
@@ -106,6 +107,7 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._meta: HubMetadata | None = None
         self._frozen: dict[str, int] | None = None
         self._latest: dict[str, int] | None = None
+        self._initial: Offset | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -123,17 +125,23 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadAllAvailable()
 
     def initialOffset(self) -> Offset:
-        # Only a query without a checkpoint gets here: starting positions apply once.
-        meta = self._metadata()
-        cfg = self._config
-        _check_partition_ids(cfg, meta.partitions(fresh=True))
-        return _offset(
-            cfg,
-            {
-                pid: meta.resolve(pid, cfg.starting_per_partition.get(pid, cfg.starting))
-                for pid in meta.partitions(fresh=True)
-            },
-        )
+        # Only a query without a checkpoint gets here: starting positions apply once. Spark
+        # asks twice while starting (for the first batch's end and again for its start), and
+        # an @latest start must give the same answer both times.
+        if self._initial is None:
+            meta = self._metadata()
+            cfg = self._config
+            # Reuses the snapshot AvailableNow just took, if any: one fetch costs ~0.8 s.
+            infos = meta.partitions()
+            _check_partition_ids(cfg, infos)
+            self._initial = _offset(
+                cfg,
+                {
+                    pid: meta.resolve(pid, cfg.starting_per_partition.get(pid, cfg.starting))
+                    for pid in infos
+                },
+            )
+        return self._initial
 
     def prepareForTriggerAvailableNow(self) -> None:
         infos = self._metadata().partitions(fresh=True)
@@ -159,7 +167,8 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:
         begin = _positions_of(self._config, start)
         until = _positions_of(self._config, end)
-        infos = self._metadata().partitions()
+        # latestOffset fetched these moments ago; read tasks check retention again anyway.
+        infos = self._metadata().partitions(max_age=math.inf)
         ranges = {
             pid: (begin.get(pid, infos[pid].beginning if pid in infos else 0), u)
             for pid, u in until.items()

@@ -89,7 +89,11 @@ def test_receiver_cache_hit_rate_over_many_batches(
             f"({exact} exact, {hits - exact} after a skip)"
         )
         if partitions == 1:
-            # Spark hands the one task per batch to its two Python workers in turn; each
-            # worker's receiver is behind by one batch and skips forward: reused, not rebuilt.
-            assert hits >= len(records) - 2, records
+            # Spark hands the one task per batch to an idle Python worker; a worker whose
+            # receiver is behind skips forward: reused, not rebuilt. On a quiet machine 11 of
+            # 12 tasks reuse; under load Spark forks extra workers (empty caches) when the
+            # previous one has not yet returned to its pool, and 8 of 12 was measured. Without
+            # the cache no task reuses, so the floor of two thirds still catches a regression.
+            trail = sorted((r["batchId"], r["pid"], r["reuse"]) for r in records)
+            assert hits * 3 >= len(records) * 2, trail
     print("receiver cache hit rate:", "; ".join(report))

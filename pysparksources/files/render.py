@@ -315,18 +315,44 @@ def _join_pieces(pieces: list[Piece], rows: int) -> pa.Array:
     return pc.binary_join_element_wise(*merged, "")
 
 
+def _constant_json(column: pa.Array) -> str | None:
+    """The JSON text of a timestamp or date column whose rows all hold one value, else None.
+
+    Processing-time stamps (``current_timestamp()``, rate-micro-batch's) hold one value per
+    micro-batch; rendered once, such a column costs the join only, not a rendering per row.
+    """
+    dtype = column.type
+    if not len(column) or column.null_count:
+        return None
+    if pa.types.is_timestamp(dtype):
+        raw = column.view(pa.int64())
+    elif pa.types.is_date32(dtype):
+        raw = column.view(pa.int32())
+    else:
+        return None
+    bounds = pc.min_max(raw).as_py()
+    if bounds["min"] != bounds["max"]:
+        return None
+    text: str = json_values(column.slice(0, 1))[0].as_py()
+    return text
+
+
 def json_lines(batch: pa.RecordBatch, ignore_null_fields: bool = True) -> pa.Array:
     """One JSON object per row, each ending with a newline (a string array, no nulls)."""
     names = [json.dumps(name, ensure_ascii=False) for name in batch.schema.names]
     if not names:
         return pa.array(["{}\n"] * batch.num_rows, pa.string())
-    values: list[Fixed | pa.Array] = []
+    values: list[str | Fixed | pa.Array] = []
     for column in batch.columns:
-        fixed = _quoted_fixed(column)
-        values.append(fixed if fixed is not None else json_values(column))
+        constant = _constant_json(column)
+        fixed = _quoted_fixed(column) if constant is None else None
+        if constant is not None:
+            values.append(constant)
+        else:
+            values.append(fixed if fixed is not None else json_values(column))
     if not ignore_null_fields:
-        values = [v if isinstance(v, tuple) else v.fill_null("null") for v in values]
-    if all(isinstance(v, tuple) or v.null_count == 0 for v in values):
+        values = [v.fill_null("null") if isinstance(v, pa.Array) else v for v in values]
+    if all(not isinstance(v, pa.Array) or v.null_count == 0 for v in values):
         pieces: list[Piece] = ["{"]
         for i, (name, value) in enumerate(zip(names, values, strict=True)):
             pieces += [("," if i else "") + name + ":", value]

@@ -179,3 +179,32 @@ def test_json_lines_parse_back_with_fixed_width_and_null_columns(ignore_nulls: b
     assert first["ts"] == second["ts"] == "2024-02-29T23:59:59.123456Z"
     assert second["maybe"] == "2024-02-29T23:59:59.123456Z" and second.get("n") is None
     assert ("maybe" in first) is (not ignore_nulls)
+
+
+def test_json_lines_of_a_constant_column_match_the_per_row_rendering() -> None:
+    import datetime as dt
+
+    import pyarrow as pa
+
+    from pysparksources.files.render import json_lines
+
+    utc = dt.timezone.utc
+    stamp = dt.datetime(2026, 11, 23, 6, 5, 4, 32, tzinfo=utc)
+    other = dt.datetime(1970, 1, 1, tzinfo=utc)
+
+    def lines(stamps: list[dt.datetime], days: list[dt.date]) -> list[str]:
+        batch = pa.RecordBatch.from_pydict(
+            {
+                "ts": pa.array(stamps, pa.timestamp("us", tz="UTC")),
+                "day": pa.array(days, pa.date32()),
+                "n": pa.array(range(len(stamps)), pa.int64()),
+            }
+        )
+        rendered: list[str] = json_lines(batch).to_pylist()
+        return rendered
+
+    day = dt.date(2026, 11, 23)
+    constant = lines([stamp] * 3, [day] * 3)  # rendered once per column
+    varying = lines([stamp, stamp, other], [day, day, dt.date(1, 1, 1)])  # rendered per row
+    assert constant[:2] == varying[:2]
+    assert constant[0] == '{"ts":"2026-11-23T06:05:04.000032Z","day":"2026-11-23","n":0}\n'

@@ -55,7 +55,9 @@ class PositionedReceiver:
         self._queue: queue.Queue[list[Any] | BaseException] = queue.Queue(_QUEUE_BATCHES)
         self._stop = threading.Event()
         self._failed = False
-        self._client = config.connection.consumer_client(config.consumer_group)
+        self._client = config.connection.consumer_client(
+            config.consumer_group, partition_ids=(partition_id,)
+        )
         kwargs: dict[str, Any] = {
             "on_event_batch": self._on_batch,
             "on_error": self._on_error,

@@ -69,3 +69,24 @@ def test_expired_info_answers_at_once_while_a_background_fetch_replaces_it(
         assert meta.partitions(max_age=math.inf)["0"].latest == 2
     finally:
         meta.close()
+
+
+def test_a_new_receiver_does_not_wait_for_a_management_request(
+    eventhubs_emulator: EventHubsEmulator,
+) -> None:
+    # The SDK's receive_batch asks for the partition ids before receiving; a read task knows
+    # its partition, so its client answers itself. With management replies held back 30 s,
+    # the receiver still gets its first event at once.
+    from pysparksources.eventhubs.receivers import PositionedReceiver
+
+    conn = eventhubs_emulator.connection_string("test")
+    send(conn, ["a", "b"], partition_id="1")
+    config = parse_source_options({"connectionString": conn}, True)
+    eventhubs_emulator.add_fault(Fault("delay", link="management", delay=30.0, times=None))
+    receiver = PositionedReceiver(config, "1", 0)
+    try:
+        first = receiver.first_event(timeout=5.0)
+        assert first is not None and first.body_as_str() == "a"
+    finally:
+        receiver.close()
+        eventhubs_emulator.clear_faults()

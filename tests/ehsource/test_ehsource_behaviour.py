@@ -117,16 +117,26 @@ def test_bad_options_fail_at_query_start(
     assert "invalid value" in text and option.lower() in text.lower() and "KEY42" not in text
 
 
-@pytest.mark.parametrize("action", ["detach", "close"])
+# A detached link, a closed connection, a TCP connection dropped without a close frame, and
+# a service too busy to keep the receiver: each mid-batch, after 50 of 200 events.
+@pytest.mark.parametrize(
+    ("action", "condition"),
+    [
+        ("detach", "amqp:link:detach-forced"),
+        ("close", "amqp:link:detach-forced"),
+        ("abort", "amqp:link:detach-forced"),
+        ("detach", "com.microsoft:server-busy"),
+    ],
+)
 def test_link_failure_mid_read_loses_and_duplicates_nothing(
-    spark: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path, action: str
+    spark: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path, action: str, condition: str
 ) -> None:
     conn = eventhubs_emulator.connection_string("test")
     send(conn, [f"e{i}" for i in range(200)], partition_id="0")
     fault = eventhubs_emulator.add_fault(
         Fault(
             action,
-            "amqp:link:detach-forced",
+            condition,
             link="receiver",
             partition=0,
             after_events=50,

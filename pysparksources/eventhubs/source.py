@@ -217,6 +217,16 @@ class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
         return read_partition(partition)
 
 
+def _executor_id() -> str:
+    """Which executor runs this worker, as far as a Python worker can tell.
+
+    PySpark does not hand Python workers their executor id. Kubernetes sets SPARK_EXECUTOR_ID;
+    elsewhere a worker runs in its executor's working directory, named after the executor on a
+    standalone cluster (``<app-id>/<executor-id>``) and after the container on YARN.
+    """
+    return os.environ.get("SPARK_EXECUTOR_ID") or os.path.basename(os.getcwd())
+
+
 def _task_context() -> tuple[str | None, str | None]:
     try:
         from pyspark import TaskContext
@@ -225,8 +235,7 @@ def _task_context() -> tuple[str | None, str | None]:
         if ctx is None:
             return None, None
         batch = ctx.getLocalProperty("streaming.sql.batchId")
-        executor = ctx.getLocalProperty("spark.executor.id") or os.environ.get("SPARK_EXECUTOR_ID")
-        return batch, executor
+        return batch, _executor_id()
     except Exception:
         return None, None
 

@@ -111,12 +111,49 @@ def pyrate_on_cluster(spark: Any, out: str) -> dict[str, Any]:
     }
 
 
+def pyeventhub_on_cluster(spark: Any, root: str, conn: str | None = None) -> dict[str, Any]:
+    """pyeventhub AvailableNow, 1000 events per batch, into the pyfile sink; rows tagged."""
+    import os
+
+    stream = (
+        spark.readStream.format("pyeventhub")
+        .option("connectionString", conn or os.environ["EH_CONN"])
+        .options(startingPosition="start", maxEventsPerTrigger="1000")
+        .load()
+        .selectExpr("partition", "sequenceNumber", "CAST(body AS STRING) AS body")
+        .withColumn("executor", _executor_tag())
+    )
+    query = (
+        stream.writeStream.format("pyfile")
+        .options(format="parquet", path=f"{root}/out", checkpointLocation=f"{root}/ckpt")
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    rows = spark.read.parquet(f"{root}/out").collect()
+    return {
+        "events": sorted([r.partition, r.sequenceNumber, r.body] for r in rows),
+        "executors": sorted({r.executor for r in rows}),
+        "batches": len(
+            [
+                p
+                for p in query.recentProgress
+                if sum(s.get("numInputRows") or 0 for s in json.loads(p.json)["sources"])
+            ]
+        ),
+    }
+
+
 if __name__ == "__main__":
     from pyspark.sql import SparkSession
 
     master, scenario, out = sys.argv[1:4]
     session = SparkSession.builder.master(master).appName(scenario).getOrCreate()
-    scenarios = {"pyrate": pyrate_on_cluster, "pyfile": pyfile_on_cluster}
+    scenarios = {
+        "pyrate": pyrate_on_cluster,
+        "pyfile": pyfile_on_cluster,
+        "pyeventhub": pyeventhub_on_cluster,
+    }
     result = scenarios[scenario](session, out)
     print("RESULT " + json.dumps(result))
     session.stop()

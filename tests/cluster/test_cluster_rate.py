@@ -16,13 +16,13 @@ pytestmark = pytest.mark.cluster
 HERE = Path(__file__).resolve().parent
 
 
-def run_driver(cluster: StandaloneCluster, scenario: str, out: Path) -> dict[str, Any]:
+def run_driver(cluster: StandaloneCluster, scenario: str, out: Path, **env: str) -> dict[str, Any]:
     result = subprocess.run(
         [sys.executable, str(HERE / "drivers.py"), cluster.url, scenario, str(out)],
         capture_output=True,
         text=True,
         timeout=300,
-        env=worker_env(),
+        env={**worker_env(), **env},
     )
     lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
     assert result.returncode == 0 and lines, result.stdout + result.stderr[-4000:]

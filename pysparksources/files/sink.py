@@ -162,6 +162,24 @@ def _delete(fs: Any, paths: Iterable[str]) -> None:
             log.warning("pyfile: could not delete %s (%s)", path, type(exc).__name__)
 
 
+def _untracked_files_of_batch(fs: Any, root: str, batch_id: int) -> list[str]:
+    """Part files tagged with ``batch_id`` anywhere under ``root`` (Hive folders included)."""
+    tag = f"-b{batch_id}-"
+    try:
+        found = fs.find(root)
+    except FileNotFoundError:
+        return []
+    prefix = root.rstrip("/") + "/"
+    leftovers = []
+    for path in found:
+        relative = str(path)[len(prefix) :] if str(path).startswith(prefix) else str(path)
+        parts = relative.split("/")
+        hidden = any(p.startswith(("_", ".")) for p in parts[:-1])
+        if not hidden and parts[-1].startswith("part-") and tag in parts[-1]:
+            leftovers.append(str(path))
+    return leftovers
+
+
 def _task_stem(batch_id: int | None) -> tuple[int, str]:
     from pyspark import TaskContext
 
@@ -233,7 +251,18 @@ class FileStreamWriter(DataSourceStreamArrowWriter):  # type: ignore[misc]
             ) from None
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        """Delete the batch's files, including those of tasks that finished after the failure.
+
+        Spark passes only the messages of tasks done when the job failed; a task finishing a
+        moment later leaves its part file unreported. The batch tag in the file names finds
+        those too. A batch already in the manifest is a replay whose files are live: untouched.
+        """
         self._delete(_files(messages))
+        if self._manifest().is_committed(batchId):
+            return
+        fs: Any = self.config.location.filesystem()
+        root = self.config.location.path
+        _delete(fs, _untracked_files_of_batch(fs, root, batchId))
 
     def _delete(self, files: Iterable[WrittenFile]) -> None:
         root = self.config.location.path

@@ -85,6 +85,32 @@ def test_memory_stream_commit_replay_and_abort(root: str) -> None:
     assert all(u.startswith(f"memory://{root}/out/tag=t") for u in urls)
 
 
+def test_abort_also_deletes_files_of_its_batch_that_no_message_reported(root: str) -> None:
+    # A task that finishes just after its job failed has no message in abort(); its file is
+    # found by the batch tag in its name. Other batches and hidden folders are left alone.
+    writer = FileStreamWriter({"path": f"memory://{root}/out", "partitionBy": "tag"}, SCHEMA, False)
+    writer.commit([writer.write(batches(range(0, 10)))], 0)
+    fs = fsspec.filesystem("memory")
+    late = [
+        f"{root}/out/tag=t0/part-00001-b1-{uuid.uuid4()}.c000.snappy.parquet",
+        f"{root}/out/part-00000-b1-{uuid.uuid4()}.c000.json",
+    ]
+    kept = [
+        f"{root}/out/tag=t1/part-00001-b11-{uuid.uuid4()}.c000.snappy.parquet",
+        f"{root}/out/_temporary/part-00000-b1-{uuid.uuid4()}.c000.json",
+    ]
+    for path in late + kept:
+        fs.pipe(path, b"x")
+    writer.abort([None, None], 1)
+    assert [p for p in late if fs.exists(p)] == []
+    assert [p for p in kept if fs.exists(p)] == kept
+    # Batch 0 is in the manifest: an abort of its replay must not touch its live files.
+    live = f"{root}/out/tag=t0/part-00000-b0-{uuid.uuid4()}.c000.snappy.parquet"
+    fs.pipe(live, b"x")
+    writer.abort([None], 0)
+    assert fs.exists(live)
+
+
 def test_no_manifest_means_none(root: str, tmp_path: Path) -> None:
     assert committed_files(f"memory://{root}/plain") is None
     assert committed_files(str(tmp_path)) is None

@@ -41,9 +41,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def spark() -> Iterator[Any]:
     """The classic session. No register() call here: sources must auto-register."""
     from pyspark.sql import SparkSession
+    from sparkprocs import LONG_LIVED_DRIVER_CONF
 
     session = (
         SparkSession.builder.master("local[2]")
+        .config(map=LONG_LIVED_DRIVER_CONF)
         .appName("pysparksources-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")

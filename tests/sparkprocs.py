@@ -33,6 +33,18 @@ def free_port() -> int:
         return port
 
 
+# For the drivers that live through the whole suite (the shared session, Connect servers):
+# hundreds of short queries would otherwise fill the default 1 GB heap with the status store's
+# retained executions, jobs and stages (a run died of "Java heap space" after ~300 tests).
+LONG_LIVED_DRIVER_CONF = {
+    "spark.driver.memory": "2g",
+    "spark.sql.ui.retainedExecutions": "50",
+    "spark.ui.retainedJobs": "100",
+    "spark.ui.retainedStages": "100",
+    "spark.sql.streaming.ui.retainedQueries": "20",
+}
+
+
 def worker_env() -> dict[str, str]:
     """Environment for Spark processes: workers run this interpreter, not PATH's python3."""
     # A Spark Connect session in this process marks the environment as Connect mode; a child
@@ -80,6 +92,7 @@ class ConnectServer:
             "spark.ui.enabled=false",
             "--conf",
             "spark.sql.shuffle.partitions=2",
+            *(arg for k, v in LONG_LIVED_DRIVER_CONF.items() for arg in ("--conf", f"{k}={v}")),
             "--conf",
             f"spark.driver.extraJavaOptions=-Djava.io.tmpdir={workdir}",
             "spark-internal",

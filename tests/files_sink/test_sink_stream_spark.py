@@ -141,7 +141,14 @@ def test_replayed_batch_writes_nothing_twice(spark: Any, tmp_path: Path) -> None
 
 def test_failed_batch_is_aborted_and_invisible(spark: Any, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    df = rate(spark, 3000, 1000).selectExpr("IF(value = 2900, raise_error('boom'), value) AS id")
+    # Row 2900 (partition 0) sleeps 3 s, then fails: partition 1 has reported its file by then,
+    # so abort() gets a message to act on. (A task that finishes after the failure is covered
+    # in test_inprocess.py: abort finds its file by the batch tag.)
+    late_failure = (
+        "value = 2900 AND length(coalesce(reflect('java.lang.Thread', 'sleep', "
+        "CAST(3000 AS BIGINT)), '')) >= 0"
+    )
+    df = rate(spark, 3000, 1000).selectExpr(f"IF({late_failure}, raise_error('boom'), value) AS id")
     query = sink(df, out, tmp_path / "ck")
     with pytest.raises(Exception, match="boom"):
         query.awaitTermination(120)

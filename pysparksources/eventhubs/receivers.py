@@ -5,8 +5,9 @@ Python workers are reused across micro-batches, so a module-level cache keeps, p
 background thread runs the SDK's ``receive_batch`` into a bounded queue (backpressure: the
 SDK callback blocks while the queue is full); a task drains it up to its range end and parks
 the receiver. A task that starts elsewhere recreates it. Idle receivers are closed by a
-reaper thread. Each receiver owns its SDK client: closing a client is the SDK's only way to
-stop one ``receive_batch`` call.
+reaper thread, and so is a parked receiver that burns CPU without receiving (see
+``PositionedReceiver.spinning``). Each receiver owns its SDK client: closing a client is the
+SDK's only way to stop one ``receive_batch`` call.
 """
 
 from __future__ import annotations
@@ -21,11 +22,16 @@ from typing import Any
 
 from pysparksources.eventhubs.source_options import SourceConfig
 
-__all__ = ["STATS", "DataLossError", "PositionedReceiver", "acquire", "release"]
+__all__ = ["STATS", "DataLossError", "PositionedReceiver", "acquire", "reap_once", "release"]
 
 log = logging.getLogger(__name__)
 STATS = {"hits": 0, "skips": 0, "misses": 0}
 _QUEUE_BATCHES = 4  # bounds a parked receiver's memory: 4 x receiveBatchSize events
+_REAP_INTERVAL_S = 1.0
+# A parked receiver's thread is idle (~0.1 % of a core measured) or blocked on a full queue.
+# One retrying a lost connection in the SDK's loop used ~20 % with no event delivered.
+_SPIN_CPU_PER_CHECK_S = 0.05
+_SPIN_STRIKES = 3
 _CACHE: dict[tuple[str, str, str], PositionedReceiver] = {}
 _LOCK = threading.Lock()
 _REAPER: threading.Thread | None = None
@@ -55,6 +61,9 @@ class PositionedReceiver:
         self._queue: queue.Queue[list[Any] | BaseException] = queue.Queue(_QUEUE_BATCHES)
         self._stop = threading.Event()
         self._failed = False
+        self._deliveries = 0
+        self._spin_marks: tuple[float, int] | None = None
+        self._spin_strikes = 0
         self._client = config.connection.consumer_client(
             config.consumer_group, partition_ids=(partition_id,)
         )
@@ -92,6 +101,7 @@ class PositionedReceiver:
 
     def _on_batch(self, _context: Any, events: list[Any]) -> None:
         if events:
+            self._deliveries += 1
             self._put(list(events))
 
     def _on_error(self, _context: Any, error: BaseException) -> None:
@@ -154,6 +164,31 @@ class PositionedReceiver:
         except TimeoutError:
             return None
 
+    def park(self) -> None:
+        self.last_used = time.monotonic()
+        self._spin_marks, self._spin_strikes = None, 0
+
+    def spinning(self) -> bool:
+        """Whether this parked receiver has burnt CPU without receiving for a few checks.
+
+        When Event Hubs becomes unreachable (an outage, a stopped emulator), the SDK's receive
+        loop retries the connection without pausing and reports nothing to ``on_error``; left
+        parked, the receiver would use a fifth of a core until ``receiverIdleTimeout``. Called
+        once per reaper round; platforms without per-thread CPU clocks never report spinning.
+        """
+        cpu = _thread_cpu_seconds(self._thread)
+        if cpu is None:
+            return False
+        marks = self._spin_marks
+        busy = (
+            marks is not None
+            and cpu - marks[0] > _SPIN_CPU_PER_CHECK_S
+            and self._deliveries == marks[1]
+        )
+        self._spin_marks = (cpu, self._deliveries)
+        self._spin_strikes = self._spin_strikes + 1 if busy else 0
+        return self._spin_strikes >= _SPIN_STRIKES
+
     def close(self) -> None:
         self._stop.set()
         try:
@@ -162,19 +197,44 @@ class PositionedReceiver:
             log.debug("closing receiver for partition %s failed", self.partition_id)
 
 
+def _thread_cpu_seconds(thread: threading.Thread) -> float | None:
+    clock_id_of = getattr(time, "pthread_getcpuclockid", None)
+    if clock_id_of is None or thread.ident is None or not thread.is_alive():
+        return None
+    try:
+        return time.clock_gettime(clock_id_of(thread.ident))
+    except (OSError, OverflowError):  # the thread ended between the check and the call
+        return None
+
+
 def _key(config: SourceConfig, partition_id: str) -> tuple[str, str, str]:
     return (config.connection.pool_key(), config.consumer_group, partition_id)
 
 
 def _reap() -> None:
     while True:
-        time.sleep(1.0)
-        now = time.monotonic()
-        with _LOCK:
-            idle = [k for k, r in _CACHE.items() if now - r.last_used > r.config.idle_timeout_s]
-            stale = [_CACHE.pop(k) for k in idle]
-        for receiver in stale:
-            receiver.close()
+        time.sleep(_REAP_INTERVAL_S)
+        reap_once()
+
+
+def reap_once() -> list[PositionedReceiver]:
+    """Close parked receivers idle past receiverIdleTimeout or spinning; return them."""
+    now = time.monotonic()
+    with _LOCK:
+        spinning = [k for k, r in _CACHE.items() if r.spinning()]
+        idle = [k for k, r in _CACHE.items() if now - r.last_used > r.config.idle_timeout_s]
+        stale = {k: _CACHE.pop(k) for k in [*spinning, *idle] if k in _CACHE}
+    for key, receiver in stale.items():
+        if key in spinning:
+            log.warning(
+                "pyeventhub: closed the parked receiver of partition %s of %s: it used CPU "
+                "without receiving (the connection to Event Hubs is lost and the SDK retries "
+                "in a tight loop); the next batch opens a new one",
+                receiver.partition_id,
+                receiver.config.connection.describe(),
+            )
+        receiver.close()
+    return list(stale.values())
 
 
 def acquire(config: SourceConfig, partition_id: str, start: int) -> tuple[PositionedReceiver, str]:
@@ -216,7 +276,7 @@ def release(receiver: PositionedReceiver, ok: bool) -> None:
     if not ok or not receiver.alive:
         receiver.close()
         return
-    receiver.last_used = time.monotonic()
+    receiver.park()
     with _LOCK:
         previous = _CACHE.pop(_key(receiver.config, receiver.partition_id), None)
         _CACHE[_key(receiver.config, receiver.partition_id)] = receiver

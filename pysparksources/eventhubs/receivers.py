@@ -221,9 +221,9 @@ def reap_once() -> list[PositionedReceiver]:
     """Close parked receivers idle past receiverIdleTimeout or spinning; return them."""
     now = time.monotonic()
     with _LOCK:
-        spinning = [k for k, r in _CACHE.items() if r.spinning()]
-        idle = [k for k, r in _CACHE.items() if now - r.last_used > r.config.idle_timeout_s]
-        stale = {k: _CACHE.pop(k) for k in [*spinning, *idle] if k in _CACHE}
+        spinning = {k for k, r in _CACHE.items() if r.spinning()}
+        idle = {k for k, r in _CACHE.items() if now - r.last_used > r.config.idle_timeout_s}
+        stale = {k: _CACHE.pop(k) for k in spinning | idle}
     for key, receiver in stale.items():
         if key in spinning:
             log.warning(

@@ -31,6 +31,7 @@ from pyspark.sql.datasource import (
 from pysparksources._options import OptionError
 from pysparksources.files.formats_write import PartFile, check_schema, file_suffix
 from pysparksources.files.hive import split_by_partition
+from pysparksources.files.listing import is_hidden
 from pysparksources.files.manifest import METADATA_DIR, ManifestLog, SinkFile, file_uri
 from pysparksources.files.sink_options import SinkConfig, parse_sink_options
 
@@ -171,12 +172,10 @@ def _untracked_files_of_batch(fs: Any, root: str, batch_id: int) -> list[str]:
         return []
     prefix = root.rstrip("/") + "/"
     leftovers = []
-    for path in found:
-        relative = str(path)[len(prefix) :] if str(path).startswith(prefix) else str(path)
-        parts = relative.split("/")
-        hidden = any(p.startswith(("_", ".")) for p in parts[:-1])
-        if not hidden and parts[-1].startswith("part-") and tag in parts[-1]:
-            leftovers.append(str(path))
+    for path in map(str, found):
+        *folders, name = path.removeprefix(prefix).split("/")
+        if name.startswith("part-") and tag in name and not any(map(is_hidden, folders)):
+            leftovers.append(path)
     return leftovers
 
 

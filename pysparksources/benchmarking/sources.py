@@ -60,7 +60,7 @@ class _CachedReader(_CountingReader):
         import pyarrow as pa
 
         from pysparksources._arrow import timestamp_us_array
-        from pysparksources.rate.generate import RATE_ARROW_SCHEMA
+        from pysparksources.rate._generate import RATE_ARROW_SCHEMA
 
         assert isinstance(partition, _Slice)
         size = len(range(partition.first, partition.end, partition.step))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pysparksources import OptionError
-from pysparksources.rate.config import parse_rate_options
+from pysparksources.rate.options import parse_rate_options
 
 BAD_OPTIONS = [
     ({"rowsPerSecond": "0"}, "rowsPerSecond", ">= 1"),

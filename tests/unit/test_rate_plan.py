@@ -13,10 +13,10 @@ from pyspark.sql.streaming.datasource import (
     ReadMinRows,
 )
 
-from pysparksources.rate.config import parse_rate_options
-from pysparksources.rate.generate import RATE_ARROW_SCHEMA, generate
+from pysparksources.rate._generate import RATE_ARROW_SCHEMA, generate
+from pysparksources.rate._timeline import java_round, second_of_value, value_at_second
+from pysparksources.rate.options import parse_rate_options
 from pysparksources.rate.reader import RateBatchReader, RateStreamReader
-from pysparksources.rate.timeline import java_round, second_of_value, value_at_second
 
 
 class FakeClock:

@@ -16,8 +16,8 @@ from typing import Any
 from pyspark.sql.datasource import InputPartition
 
 from pysparksources._offsets import canonical_offset
-from pysparksources.rate.config import RateConfig
-from pysparksources.rate.timeline import max_second, second_of_value, value_at_second
+from pysparksources.rate._timeline import max_second, second_of_value, value_at_second
+from pysparksources.rate.options import RateConfig
 
 __all__ = ["BatchModePlanner", "Planner", "RateSlice", "TimeModePlanner", "make_planner"]
 

@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 
 from pysparksources._arrow import timestamp_us_array
-from pysparksources.rate.plan import RateSlice
+from pysparksources.rate.planning import RateSlice
 
 __all__ = ["RATE_ARROW_SCHEMA", "generate"]
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pysparksources._options import Options
-from pysparksources.rate.timeline import max_second
+from pysparksources.rate._timeline import max_second
 
 __all__ = ["OPTIONS", "RateConfig", "parse_rate_options"]
 

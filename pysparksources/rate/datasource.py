@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql.datasource import DataSource
 
 from pysparksources._options import OptionError
-from pysparksources.rate.config import RateConfig, parse_rate_options
+from pysparksources.rate.options import RateConfig, parse_rate_options
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType

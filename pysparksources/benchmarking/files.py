@@ -21,7 +21,7 @@ from typing import Any
 from pyspark.sql.datasource import DataSource, InputPartition
 
 from pysparksources.files.planning import FilePartition
-from pysparksources.files.source import FileStreamReader, read_partition
+from pysparksources.files.reader import FileStreamReader, read_partition
 
 __all__ = ["CeilingFileSource", "generate", "planning_times", "run_stream"]
 
@@ -135,7 +135,7 @@ def planning_times(seen: int, batches: int = 20, per_batch: int = 5) -> dict[str
     from pyspark.sql.streaming.datasource import ReadMaxFiles
     from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-    from pysparksources.files.source_log import VERSION, LogEntry, prune
+    from pysparksources.files._source_log import VERSION, LogEntry, prune
 
     work = Path(tempfile.mkdtemp(prefix="pyfile-plan-"))
     src, log = work / "in", work / "log"

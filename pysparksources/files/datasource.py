@@ -26,26 +26,26 @@ class FileDataSource(DataSource):  # type: ignore[misc]
         return "pyfile"
 
     def schema(self) -> Any:
-        from pysparksources.files.source import default_schema
+        from pysparksources.files.reader import default_schema
 
         return default_schema(dict(self.options))
 
     def streamReader(self, schema: StructType) -> Any:
-        from pysparksources.files.source import FileStreamReader
+        from pysparksources.files.reader import FileStreamReader
 
         return FileStreamReader(dict(self.options), schema)
 
     def reader(self, schema: StructType) -> Any:
-        from pysparksources.files.source import FileBatchReader
+        from pysparksources.files.reader import FileBatchReader
 
         return FileBatchReader(dict(self.options), schema)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> Any:
-        from pysparksources.files.sink import FileStreamWriter
+        from pysparksources.files.writer import FileStreamWriter
 
         return FileStreamWriter(dict(self.options), schema, overwrite)
 
     def writer(self, schema: StructType, overwrite: bool) -> Any:
-        from pysparksources.files.sink import FileBatchWriter
+        from pysparksources.files.writer import FileBatchWriter
 
         return FileBatchWriter(dict(self.options), schema, overwrite)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pysparksources._options import OptionError, Options
-from pysparksources.files.filesystem import FileLocation, resolve
+from pysparksources.files._filesystem import FileLocation, resolve
 
 __all__ = [
     "COMPRESSIONS",

@@ -18,7 +18,7 @@ from pyspark import TaskContext
 from pyspark.sql.datasource import WriterCommitMessage
 
 from pysparksources.files.datasource import FileDataSource
-from pysparksources.files.sink import FileStreamWriter, FilesWritten
+from pysparksources.files.writer import FileStreamWriter, FilesWritten
 
 
 def _stop_here(stage: str, batch_id: int | None) -> None:

@@ -16,7 +16,7 @@ import pytest
 from azurite import Azurite, azurite
 from sinkhelpers import rate, run
 
-from pysparksources.files.manifest import committed_files
+from pysparksources.files._manifest import committed_files
 
 pytestmark = [pytest.mark.spark, pytest.mark.azurite]
 __all__ = ["azurite"]

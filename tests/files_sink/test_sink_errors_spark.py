@@ -46,7 +46,7 @@ CASES = [
 def _construct(path: Path | str | None, **options: str) -> str:
     from pyspark.sql.types import LongType, StructField, StructType, TimestampType
 
-    from pysparksources.files.sink import FileStreamWriter
+    from pysparksources.files.writer import FileStreamWriter
 
     schema = StructType(
         [StructField("timestamp", TimestampType()), StructField("value", LongType())]

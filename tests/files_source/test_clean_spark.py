@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from pfhelpers import ids_in, run_available_now, stream, write_parquet
 
-from pysparksources.files.clean import SourceCleaner
-from pysparksources.files.filesystem import resolve
+from pysparksources.files._clean import SourceCleaner
+from pysparksources.files._filesystem import resolve
 
 pytestmark = pytest.mark.spark
 
@@ -66,7 +66,7 @@ def test_cleaner_logs_each_failure(tmp_path: Path, caplog: pytest.LogCaptureFixt
     blocked.write_text("x")
     src = write_parquet(tmp_path / "in" / "a.parquet", range(1))
     cleaner = SourceCleaner("archive", resolve(str(tmp_path / "in")), resolve(str(blocked)))
-    with caplog.at_level(logging.WARNING, logger="pysparksources.files.clean"):
+    with caplog.at_level(logging.WARNING, logger="pysparksources.files._clean"):
         cleaner.submit([str(src)])
         cleaner.close()
     assert src.exists()

@@ -13,8 +13,8 @@ import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxFiles
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from pysparksources.files.source import FileStreamReader
-from pysparksources.files.source_log import SourceLogInUse
+from pysparksources.files._source_log import SourceLogInUse
+from pysparksources.files.reader import FileStreamReader
 
 SCHEMA = StructType([StructField("id", LongType()), StructField("name", StringType())])
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from pysparksources.files.filesystem import FileLocation
+from pysparksources.files._filesystem import FileLocation
 
 __all__ = ["SourceCleaner"]
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from pysparksources.files.filesystem import FileLocation, resolve
+from pysparksources.files._filesystem import FileLocation, resolve
 
 __all__ = [
     "METADATA_DIR",

@@ -29,10 +29,10 @@ from pyspark.sql.datasource import (
 )
 
 from pysparksources._options import OptionError
-from pysparksources.files.formats_write import PartFile, check_schema, file_suffix
-from pysparksources.files.hive import split_by_partition
-from pysparksources.files.listing import is_hidden
-from pysparksources.files.manifest import METADATA_DIR, ManifestLog, SinkFile, file_uri
+from pysparksources.files._formats_write import PartFile, check_schema, file_suffix
+from pysparksources.files._hive import split_by_partition
+from pysparksources.files._listing import is_hidden
+from pysparksources.files._manifest import METADATA_DIR, ManifestLog, SinkFile, file_uri
 from pysparksources.files.sink_options import SinkConfig, parse_sink_options
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ class _TaskFiles:
 
     def finish(self) -> list[WrittenFile]:
         """Close every file and report it with its size and time as storage sees them."""
-        from pysparksources.files.listing import modification_ms
+        from pysparksources.files._listing import modification_ms
 
         for folder in list(self.open):
             self._finish(folder)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pysparksources._options import Options
-from pysparksources.files.filesystem import FileLocation, resolve
+from pysparksources.files._filesystem import FileLocation, resolve
 
 __all__ = [
     "CSV_OPTIONS",
@@ -206,7 +206,7 @@ def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
     line_sep = opts.string("lineSep")
     if line_sep is not None and line_sep == "":
         raise opts.error("lineSep", "expected a non-empty separator")
-    from pysparksources.files.formats_read import check_datetime_pattern
+    from pysparksources.files._formats_read import check_datetime_pattern
 
     date_format = opts.string("dateFormat")
     timestamp_format = opts.string("timestampFormat")

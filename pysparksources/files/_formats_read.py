@@ -18,8 +18,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pysparksources.files.filesystem import FileLocation
-from pysparksources.files.source_options import ReaderOptions
+from pysparksources.files._filesystem import FileLocation
+from pysparksources.files.options import ReaderOptions
 
 __all__ = [
     "BATCH_ROWS",

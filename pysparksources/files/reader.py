@@ -31,16 +31,16 @@ from pyspark.sql.streaming.datasource import (
 
 from pysparksources._offsets import canonical_offset
 from pysparksources._options import OptionError
-from pysparksources.files.admission import Admission
-from pysparksources.files.clean import SourceCleaner
-from pysparksources.files.filesystem import FileLocation
-from pysparksources.files.formats_read import read_split
-from pysparksources.files.listing import FileEntry, list_files, modification_ms
-from pysparksources.files.manifest import committed_files
+from pysparksources.files._admission import Admission
+from pysparksources.files._clean import SourceCleaner
+from pysparksources.files._filesystem import FileLocation
+from pysparksources.files._formats_read import read_split
+from pysparksources.files._listing import FileEntry, list_files, modification_ms
+from pysparksources.files._manifest import committed_files
+from pysparksources.files._seen import SeenFiles
+from pysparksources.files._source_log import LogEntry, SourceLog, prune
+from pysparksources.files.options import SourceConfig, parse_source_options
 from pysparksources.files.planning import FilePartition, ReadContext, plan_partitions
-from pysparksources.files.seen import SeenFiles
-from pysparksources.files.source_log import LogEntry, SourceLog, prune
-from pysparksources.files.source_options import SourceConfig, parse_source_options
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pysparksources.files.filesystem import FileLocation
+from pysparksources.files._filesystem import FileLocation
 
 __all__ = ["COMPACT_INTERVAL", "LogEntry", "SourceLog", "SourceLogInUse", "prune"]
 

@@ -18,8 +18,8 @@ from pyspark.sql.streaming.datasource import (
     ReadMaxFiles,
 )
 
-from pysparksources.files.listing import FileEntry
-from pysparksources.files.seen import SeenFiles
+from pysparksources.files._listing import FileEntry
+from pysparksources.files._seen import SeenFiles
 
 __all__ = ["Admission", "order_files", "take_by_bytes"]
 

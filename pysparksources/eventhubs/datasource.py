@@ -26,26 +26,26 @@ class EventHubDataSource(DataSource):  # type: ignore[misc]
         return "pyeventhub"
 
     def schema(self) -> Any:
-        from pysparksources.eventhubs.schema import READ_SCHEMA_DDL
+        from pysparksources.eventhubs._schema import READ_SCHEMA_DDL
 
         return READ_SCHEMA_DDL
 
     def streamReader(self, schema: StructType) -> Any:
-        from pysparksources.eventhubs.source import EventHubStreamReader
+        from pysparksources.eventhubs.reader import EventHubStreamReader
 
         return EventHubStreamReader(dict(self.options), schema)
 
     def reader(self, schema: StructType) -> Any:
-        from pysparksources.eventhubs.source import EventHubBatchReader
+        from pysparksources.eventhubs.reader import EventHubBatchReader
 
         return EventHubBatchReader(dict(self.options), schema)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> Any:
-        from pysparksources.eventhubs.sink import EventHubStreamWriter
+        from pysparksources.eventhubs.writer import EventHubStreamWriter
 
         return EventHubStreamWriter(dict(self.options), schema, overwrite)
 
     def writer(self, schema: StructType, overwrite: bool) -> Any:
-        from pysparksources.eventhubs.sink import EventHubBatchWriter
+        from pysparksources.eventhubs.writer import EventHubBatchWriter
 
         return EventHubBatchWriter(dict(self.options), schema, overwrite)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from pysparksources._options import OptionError, Options
-from pysparksources.eventhubs.connection import (
+from pysparksources.eventhubs._connection import (
     CONNECTION_OPTIONS,
     SECRET_OPTIONS,
     EventHubConnection,

@@ -8,8 +8,8 @@ import time
 import pytest
 from ehsource_helpers import send
 
-from pysparksources.eventhubs.metadata import HubMetadata, PartitionInfo
-from pysparksources.eventhubs.source_options import parse_source_options
+from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo
+from pysparksources.eventhubs.options import parse_source_options
 from pysparksources.testing.eventhubs.emulator import EventHubsEmulator
 from pysparksources.testing.eventhubs.faults import Fault
 
@@ -77,7 +77,7 @@ def test_a_new_receiver_does_not_wait_for_a_management_request(
     # The SDK's receive_batch asks for the partition ids before receiving; a read task knows
     # its partition, so its client answers itself. With management replies held back 30 s,
     # the receiver still gets its first event at once.
-    from pysparksources.eventhubs.receivers import PositionedReceiver
+    from pysparksources.eventhubs._receivers import PositionedReceiver
 
     conn = eventhubs_emulator.connection_string("test")
     send(conn, ["a", "b"], partition_id="1")
@@ -98,7 +98,7 @@ def test_a_parked_receiver_that_spins_after_the_service_vanishes_is_closed(
     # Once the service is gone, the SDK's receive loop retries without pausing (about a fifth
     # of a core). A parked receiver doing that is closed within seconds, not after
     # receiverIdleTimeout; an idle receiver on a healthy connection is kept.
-    from pysparksources.eventhubs.receivers import PositionedReceiver, reap_once, release
+    from pysparksources.eventhubs._receivers import PositionedReceiver, reap_once, release
 
     conn = eventhubs_emulator.connection_string("test")
     send(conn, ["a"], partition_id="0")

@@ -7,10 +7,16 @@ from datetime import datetime, timezone
 import pytest
 
 from pysparksources._options import OptionError
-from pysparksources.eventhubs.admission import next_end, split_limit
+from pysparksources.eventhubs._admission import next_end, split_limit
+from pysparksources.eventhubs._positions import (
+    END,
+    START,
+    Position,
+    parse_position,
+    parse_positions,
+)
+from pysparksources.eventhubs.options import parse_source_options
 from pysparksources.eventhubs.planning import java_string_hash, plan_partitions, slot_key
-from pysparksources.eventhubs.positions import END, START, Position, parse_position, parse_positions
-from pysparksources.eventhubs.source_options import parse_source_options
 
 CONN = "Endpoint=sb://127.0.0.1:5672;SharedAccessKeyName=k;SharedAccessKey=SECRETKEY42;EntityPath=h"
 

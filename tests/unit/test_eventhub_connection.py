@@ -7,7 +7,7 @@ import pickle
 import pytest
 
 from pysparksources._options import OptionError, Options
-from pysparksources.eventhubs.connection import (
+from pysparksources.eventhubs._connection import (
     CONNECTION_OPTIONS,
     SECRET_OPTIONS,
     parse_connection,

@@ -11,9 +11,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pysparksources.eventhubs.positions import Position
-from pysparksources.eventhubs.receivers import PositionedReceiver
-from pysparksources.eventhubs.source_options import SourceConfig
+from pysparksources.eventhubs._positions import Position
+from pysparksources.eventhubs._receivers import PositionedReceiver
+from pysparksources.eventhubs.options import SourceConfig
 
 __all__ = ["HubMetadata", "PartitionInfo"]
 

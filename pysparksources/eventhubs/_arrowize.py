@@ -8,7 +8,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pysparksources.eventhubs.schema import ARROW_SCHEMA, STRIPPED_SYSTEM_PROPERTIES
+from pysparksources.eventhubs._schema import ARROW_SCHEMA, STRIPPED_SYSTEM_PROPERTIES
 
 __all__ = ["to_record_batch"]
 

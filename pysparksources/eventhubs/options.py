@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pysparksources._options import OptionError, Options
-from pysparksources.eventhubs.connection import (
+from pysparksources.eventhubs._connection import (
     CONNECTION_OPTIONS,
     SECRET_OPTIONS,
     EventHubConnection,
     parse_connection,
 )
-from pysparksources.eventhubs.positions import (
+from pysparksources.eventhubs._positions import (
     ACCEPTED,
     END,
     START,

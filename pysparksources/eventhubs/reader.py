@@ -29,12 +29,12 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from pysparksources._offsets import canonical_offset
-from pysparksources.eventhubs.admission import next_end
-from pysparksources.eventhubs.arrowize import to_record_batch
-from pysparksources.eventhubs.metadata import HubMetadata, PartitionInfo
+from pysparksources.eventhubs._admission import next_end
+from pysparksources.eventhubs._arrowize import to_record_batch
+from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo
+from pysparksources.eventhubs._receivers import DataLossError, PositionedReceiver, acquire, release
+from pysparksources.eventhubs.options import SourceConfig, parse_source_options
 from pysparksources.eventhubs.planning import EventHubPartition, plan_partitions
-from pysparksources.eventhubs.receivers import DataLossError, PositionedReceiver, acquire, release
-from pysparksources.eventhubs.source_options import SourceConfig, parse_source_options
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType

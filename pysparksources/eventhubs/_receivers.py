@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
-from pysparksources.eventhubs.source_options import SourceConfig
+from pysparksources.eventhubs.options import SourceConfig
 
 __all__ = ["STATS", "DataLossError", "PositionedReceiver", "acquire", "reap_once", "release"]
 

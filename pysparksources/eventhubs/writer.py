@@ -23,7 +23,7 @@ from pyspark.sql.datasource import (
 )
 
 from pysparksources._options import OptionError
-from pysparksources.eventhubs.send import send_record_batches
+from pysparksources.eventhubs._send import send_record_batches
 from pysparksources.eventhubs.sink_options import SINK, SinkConfig, parse_sink_options
 
 if TYPE_CHECKING:

@@ -12,14 +12,14 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from pysparksources.demo import run_demo
+    from pysparksources._demo import run_demo
 
     return run_demo(batches=args.batches)
 
 
 def _bench(args: argparse.Namespace) -> int:
+    from pysparksources._local_spark import local_session
     from pysparksources.benchmarking.rate import run_rate_benchmark
-    from pysparksources.local_spark import local_session
 
     conf = dict(item.split("=", 1) for item in args.conf)
     spark = local_session("pysparksources-bench", master=args.master, conf=conf)
@@ -36,7 +36,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from pysparksources.doctor import run_doctor
+    from pysparksources._doctor import run_doctor
 
     return run_doctor(master=args.master, connect_url=args.connect)
 

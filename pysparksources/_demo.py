@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pysparksources.local_spark import local_session
+from pysparksources._local_spark import local_session
 
 __all__ = ["run_demo"]
 

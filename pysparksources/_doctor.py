@@ -122,7 +122,7 @@ def run_doctor(master: str = "local[1]", connect_url: str | None = None) -> int:
         print(f"note: PYSPARK_PYTHON is unset; the demo and bench set it to {sys.executable}")
     checks.append(_worker_python())
     if all(c.ok for c in checks):
-        from pysparksources.local_spark import local_session
+        from pysparksources._local_spark import local_session
 
         checks += _session_checks(lambda: local_session("pysparksources-doctor", master), master)
     else:

@@ -22,6 +22,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+from pysparksources._arrow import spark_arrow_schema
 from pysparksources._options import OptionError
 from pysparksources.eventhubs._send import send_record_batches
 from pysparksources.eventhubs.sink_options import SINK, SinkConfig, parse_sink_options
@@ -44,14 +45,12 @@ class EventsSent(WriterCommitMessage):  # type: ignore[misc]
 
 
 def _config(options: dict[str, str], schema: StructType, overwrite: bool) -> SinkConfig:
-    from pyspark.sql.pandas.types import to_arrow_schema
-
     try:
         if overwrite:
             raise OptionError(
                 SINK, "outputMode", "complete/overwrite", "pyeventhub only appends events"
             )
-        return parse_sink_options(options, to_arrow_schema(schema, timezone="UTC"))
+        return parse_sink_options(options, spark_arrow_schema(schema))
     except OptionError as error:
         # Raised from here alone, so Spark's message shows our sentence, not a traceback.
         raise error.with_traceback(None) from None

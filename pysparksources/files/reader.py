@@ -29,6 +29,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
+from pysparksources._arrow import spark_arrow_schema
 from pysparksources._offsets import canonical_offset
 from pysparksources._options import OptionError
 from pysparksources.files._admission import Admission
@@ -95,9 +96,7 @@ def _require_folder(config: SourceConfig) -> None:
 
 
 def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    target = to_arrow_schema(schema, timezone="UTC")
+    target = spark_arrow_schema(schema)
     if config.reader.format == "text":
         strings = [f for f in target if pa.types.is_string(f.type)]
         if not strings:

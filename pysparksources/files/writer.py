@@ -28,6 +28,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+from pysparksources._arrow import spark_arrow_schema
 from pysparksources._options import OptionError
 from pysparksources.files._formats_write import PartFile, check_schema, file_suffix
 from pysparksources.files._hive import split_by_partition
@@ -69,10 +70,8 @@ def _files(messages: Iterable[WriterCommitMessage | None]) -> Iterator[WrittenFi
 
 
 def _setup(options: dict[str, str], schema: StructType, overwrite: bool) -> tuple[SinkConfig, Any]:
-    from pyspark.sql.pandas.types import to_arrow_schema
-
     try:
-        arrow_schema = to_arrow_schema(schema, timezone="UTC")
+        arrow_schema = spark_arrow_schema(schema)
         config = parse_sink_options(options, list(arrow_schema.names), overwrite)
         check_schema(config, arrow_schema)
     except OptionError as error:

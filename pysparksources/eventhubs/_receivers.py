@@ -22,10 +22,9 @@ from typing import Any
 
 from pysparksources.eventhubs.options import SourceConfig
 
-__all__ = ["STATS", "DataLossError", "PositionedReceiver", "acquire", "reap_once", "release"]
+__all__ = ["DataLossError", "PositionedReceiver", "acquire", "reap_once", "release"]
 
 log = logging.getLogger(__name__)
-STATS = {"hits": 0, "skips": 0, "misses": 0}
 _QUEUE_BATCHES = 4  # bounds a parked receiver's memory: 4 x receiveBatchSize events
 _REAP_INTERVAL_S = 1.0
 # A parked receiver's thread is idle (~0.1 % of a core measured) or blocked on a full queue.
@@ -254,7 +253,6 @@ def acquire(config: SourceConfig, partition_id: str, start: int) -> tuple[Positi
     if cached is not None and cached.alive and cached.next_seq is not None:
         behind = start - cached.next_seq
         if behind == 0:
-            STATS["hits"] += 1
             return cached, "hit"
         if 0 < behind <= config.prefetch:
             try:
@@ -263,11 +261,9 @@ def acquire(config: SourceConfig, partition_id: str, start: int) -> tuple[Positi
             except Exception:
                 log.debug("skipping forward on a cached receiver failed; recreating")
             else:
-                STATS["skips"] += 1
                 return cached, "skip"
     if cached is not None:
         cached.close()
-    STATS["misses"] += 1
     return PositionedReceiver(config, partition_id, start), "miss"
 
 

@@ -10,13 +10,10 @@ a batch reads [start, end) of every partition.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import os
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -29,6 +26,7 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from pysparksources._offsets import canonical_offset
+from pysparksources.eventhubs import _task_stats as task_stats
 from pysparksources.eventhubs._admission import next_end
 from pysparksources.eventhubs._arrowize import to_record_batch
 from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo
@@ -217,53 +215,6 @@ class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
         return read_partition(partition)
 
 
-def _executor_id() -> str:
-    """Which executor runs this worker, as far as a Python worker can tell.
-
-    PySpark does not hand Python workers their executor id. Kubernetes sets SPARK_EXECUTOR_ID;
-    elsewhere a worker runs in its executor's working directory, named after the executor on a
-    standalone cluster (``<app-id>/<executor-id>``) and after the container on YARN.
-    """
-    return os.environ.get("SPARK_EXECUTOR_ID") or os.path.basename(os.getcwd())
-
-
-def _task_context() -> tuple[str | None, str | None]:
-    try:
-        from pyspark import TaskContext
-
-        ctx = TaskContext.get()
-        if ctx is None:
-            return None, None
-        batch = ctx.getLocalProperty("streaming.sql.batchId")
-        return batch, _executor_id()
-    except Exception:
-        return None, None
-
-
-def _write_stats(part: EventHubPartition, reuse: str, events: int, seconds: float) -> None:
-    path = part.config.task_stats_path
-    if path is None:
-        return
-    batch, executor = _task_context()
-    record = {
-        "batchId": None if batch is None else int(batch),
-        "partition": part.partition_id,
-        "start": part.start,
-        "until": part.until,
-        "executorId": executor,
-        "host": os.uname().nodename,
-        "pid": os.getpid(),
-        "cacheHit": reuse != "miss",
-        "reuse": reuse,
-        "events": events,
-        "seconds": round(seconds, 6),
-    }
-    folder = Path(path)
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f"tasks-{os.getpid()}.jsonl", "a", encoding="utf-8") as f:
-        f.write(json.dumps(record, sort_keys=True) + "\n")
-
-
 def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
     """Events [start, until) of one partition as RecordBatches, through the receiver cache."""
     cfg = part.config
@@ -312,4 +263,4 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
         ok = True
     finally:
         release(receiver, ok)
-        _write_stats(part, reuse, count, time.monotonic() - began)
+        task_stats.record(part, reuse, count, time.monotonic() - began)

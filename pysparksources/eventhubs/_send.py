@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from pysparksources.eventhubs.sink_options import SinkConfig
+from pysparksources.eventhubs.options import SinkConfig
 
 __all__ = ["SendStats", "send_record_batches"]
 

@@ -1,10 +1,18 @@
-"""The pyeventhub reader's options: names, defaults, Scala aliases, validation at query start."""
+"""pyeventhub's options, validated once when the query starts: the reader's, then the writer's.
+
+Both share the connection options (names, secrets, authentication) of ``_connection``. Spark
+builds readers and writers on the driver before the first batch, so a bad option, or an input
+column the sink cannot send, fails the query at its start, naming it, instead of inside a task.
+Scala connector names are accepted as aliases, for migration.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import pyarrow as pa
 
 from pysparksources._options import OptionError, Options
 from pysparksources.eventhubs._connection import (
@@ -26,12 +34,24 @@ from pysparksources.eventhubs._positions import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["ALIASES", "OPTIONS", "SourceConfig", "parse_source_options"]
+__all__ = [
+    "NAME",
+    "SINK_ALIASES",
+    "SINK_COLUMNS",
+    "SINK_OPTIONS",
+    "SOURCE_ALIASES",
+    "SOURCE_OPTIONS",
+    "SinkConfig",
+    "SourceConfig",
+    "parse_sink_options",
+    "parse_source_options",
+]
 
-SOURCE = "pyeventhub"
+NAME = "pyeventhub"
 
+# -- the reader ---------------------------------------------------------------------------
 # name -> (default shown in the docs, meaning). docs/pyeventhub-source.md lists every one.
-OPTIONS: dict[str, tuple[str, str]] = {
+SOURCE_OPTIONS: dict[str, tuple[str, str]] = {
     **CONNECTION_OPTIONS,
     "consumerGroup": ("$Default", "consumer group to read as"),
     "startingPosition": (
@@ -82,7 +102,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
 }
 
 # Scala connector name (lower case) -> our name, accepted for migration.
-ALIASES: dict[str, str] = {
+SOURCE_ALIASES: dict[str, str] = {
     f"eventhubs.{name.lower()}": name
     for name in (
         "connectionString",
@@ -133,10 +153,10 @@ def _normalize(raw: Mapping[str, str]) -> dict[str, str]:
     """Map Scala aliases to our names; both spellings of one option is an error."""
     result: dict[str, str] = {}
     for key, value in raw.items():
-        name = ALIASES.get(str(key).lower(), str(key))
+        name = SOURCE_ALIASES.get(str(key).lower(), str(key))
         if name.lower() in {k.lower() for k in result}:
             shown = "<redacted>" if name in SECRET_OPTIONS else str(value)
-            raise OptionError(SOURCE, str(key), shown, f"{name} is given twice; give it once")
+            raise OptionError(NAME, str(key), shown, f"{name} is given twice; give it once")
         result[name] = str(value)
     return result
 
@@ -179,7 +199,7 @@ def _positions(options: Options, name: str) -> dict[str, Position]:
 def parse_source_options(raw: Mapping[str, str], streaming: bool) -> SourceConfig:
     """Validate every reader option; raise OptionError naming the first bad one."""
     normalized = _normalize(raw)
-    options = Options(SOURCE, normalized, OPTIONS, secrets=SECRET_OPTIONS)
+    options = Options(NAME, normalized, SOURCE_OPTIONS, secrets=SECRET_OPTIONS)
     connection = parse_connection(options)
     group = options.string("consumerGroup", "$Default") or ""
     if not group.strip():
@@ -213,4 +233,122 @@ def parse_source_options(raw: Mapping[str, str], streaming: bool) -> SourceConfi
         idle_timeout_s=_duration(options, "receiverIdleTimeout", 120.0, minimum=0.1),
         info_cache_s=_duration(options, "partitionInfoCacheInterval", 1.0),
         task_stats_path=options.string("taskStatsPath"),
+    )
+
+
+# -- the writer ---------------------------------------------------------------------------
+# name -> (default shown in the docs, meaning). The README's sink section lists every one.
+SINK_OPTIONS: dict[str, tuple[str, str]] = {
+    **CONNECTION_OPTIONS,
+    "maxBatchBytes": (
+        "the hub's maximum message size",
+        "most bytes per EventDataBatch (one AMQP message); smaller values send smaller batches",
+    ),
+    "maxRetries": ("5", "retries of a failed send (server busy, timeouts, lost connections)"),
+    "retryBackoff": ("500ms", "first wait between retries; doubles each retry, at most 30s"),
+    "sendTimeout": ("60s", "longest wait for one batch's acknowledgement"),
+    "stampBatchId": (
+        "false",
+        "add properties spark.batchId, spark.partition and spark.row to every event so "
+        "consumers can drop events a replayed batch sent again",
+    ),
+    "checkpointLocation": ("unset", "Spark's own option: the query's checkpoint (not read here)"),
+}
+
+# Scala connector name (lower case) -> ours, accepted for migration.
+SINK_ALIASES = {"eventhubs.connectionstring": "connectionString"}
+
+# Input column -> what it may hold.
+SINK_COLUMNS: dict[str, str] = {
+    "body": "required: string or binary",
+    "partitionId": "optional (alias partition): the target partition, string or integer",
+    "partitionKey": "optional: string; events with one key land in one partition",
+    "properties": "optional: map<string,string> of application properties",
+}
+
+
+@dataclass(frozen=True)
+class SinkConfig:
+    """Everything a write task needs; picklable, secrets only inside ``connection``."""
+
+    connection: EventHubConnection
+    max_batch_bytes: int | None
+    max_retries: int
+    retry_backoff_s: float
+    send_timeout_s: float
+    stamp: bool
+    partition_column: str | None
+    key_column: str | None
+    properties_column: str | None
+
+
+def _canonical(raw: Mapping[str, str]) -> dict[str, str]:
+    return {SINK_ALIASES.get(str(k).lower(), str(k)): str(v) for k, v in raw.items()}
+
+
+def _column_error(name: str, value: str, accepted: str) -> OptionError:
+    return OptionError(NAME, f"column {name}", value, accepted)
+
+
+def _check_columns(schema: pa.Schema) -> tuple[str | None, str | None, str | None]:
+    names = {column.name.lower(): column for column in schema}
+    body = names.get("body")
+    if body is None:
+        needed = "the input needs a body column " + SINK_COLUMNS["body"]
+        raise _column_error("body", "missing", needed)
+    if not (pa.types.is_string(body.type) or pa.types.is_binary(body.type)):
+        raise _column_error("body", str(body.type), SINK_COLUMNS["body"])
+    partition = names.get("partitionid") or names.get("partition")
+    if "partitionid" in names and "partition" in names:
+        raise _column_error("partition", "given twice", "use one of partitionId or partition")
+    if partition is not None and not (
+        pa.types.is_string(partition.type) or pa.types.is_integer(partition.type)
+    ):
+        raise _column_error(partition.name, str(partition.type), SINK_COLUMNS["partitionId"])
+    key = names.get("partitionkey")
+    if key is not None and not pa.types.is_string(key.type):
+        raise _column_error(key.name, str(key.type), SINK_COLUMNS["partitionKey"])
+    props = names.get("properties")
+    if props is not None and not (
+        pa.types.is_map(props.type)
+        and pa.types.is_string(props.type.key_type)
+        and pa.types.is_string(props.type.item_type)
+    ):
+        raise _column_error(props.name, str(props.type), SINK_COLUMNS["properties"])
+    known = {"body", "partitionid", "partition", "partitionkey", "properties"}
+    for column in schema:
+        if column.name.lower() not in known:
+            raise _column_error(
+                column.name,
+                str(column.type),
+                "unexpected input column; the sink takes body, partitionId (or partition), "
+                "partitionKey and properties -- select only those",
+            )
+    return (
+        partition.name if partition is not None else None,
+        key.name if key is not None else None,
+        props.name if props is not None else None,
+    )
+
+
+def parse_sink_options(raw: Mapping[str, str], schema: pa.Schema) -> SinkConfig:
+    """Validate the options and the input schema; raise :class:`OptionError` on the first bad."""
+    options = Options(NAME, _canonical(raw), SINK_OPTIONS, secrets=SECRET_OPTIONS)
+    connection = parse_connection(options)
+    max_bytes = options.integer("maxBatchBytes", None, minimum=1024)
+    retries = options.integer("maxRetries", 5, minimum=0, maximum=100)
+    backoff = options.duration_seconds("retryBackoff", 0.5)
+    timeout = options.duration_seconds("sendTimeout", 60.0, minimum=1)
+    stamp = options.boolean("stampBatchId", False)
+    partition, key, props = _check_columns(schema)
+    return SinkConfig(
+        connection=connection,
+        max_batch_bytes=max_bytes,
+        max_retries=int(retries or 0),
+        retry_backoff_s=backoff,
+        send_timeout_s=timeout,
+        stamp=stamp,
+        partition_column=partition,
+        key_column=key,
+        properties_column=props,
     )

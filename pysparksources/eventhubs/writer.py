@@ -25,7 +25,7 @@ from pyspark.sql.datasource import (
 from pysparksources._arrow import spark_arrow_schema
 from pysparksources._options import OptionError
 from pysparksources.eventhubs._send import send_record_batches
-from pysparksources.eventhubs.sink_options import SINK, SinkConfig, parse_sink_options
+from pysparksources.eventhubs.options import NAME, SinkConfig, parse_sink_options
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -48,7 +48,7 @@ def _config(options: dict[str, str], schema: StructType, overwrite: bool) -> Sin
     try:
         if overwrite:
             raise OptionError(
-                SINK, "outputMode", "complete/overwrite", "pyeventhub only appends events"
+                NAME, "outputMode", "complete/overwrite", "pyeventhub only appends events"
             )
         return parse_sink_options(options, spark_arrow_schema(schema))
     except OptionError as error:

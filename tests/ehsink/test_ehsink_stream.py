@@ -13,7 +13,7 @@ import pytest
 from ehsink_helpers import rate, received, stream_to_hub
 
 from pysparksources.eventhubs._send import send_record_batches
-from pysparksources.eventhubs.sink_options import parse_sink_options
+from pysparksources.eventhubs.options import parse_sink_options
 from pysparksources.testing.eventhubs import EventHubsEmulator, Fault, partition_for_key
 
 pytestmark = pytest.mark.spark

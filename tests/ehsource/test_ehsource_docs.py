@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pysparksources.eventhubs.options import ALIASES, OPTIONS
+from pysparksources.eventhubs.options import SOURCE_ALIASES as ALIASES
+from pysparksources.eventhubs.options import SOURCE_OPTIONS as OPTIONS
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 SECTION = README.split("## `pyeventhub` source", 1)[1].split("\n## ", 1)[0]

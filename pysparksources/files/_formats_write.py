@@ -17,8 +17,9 @@ import pyarrow.compute as pc
 
 from pysparksources._options import OptionError
 from pysparksources.files._hive import check_partition_types
+from pysparksources.files._option_tables import COMPRESSIONS
 from pysparksources.files._render import concatenated, csv_header, csv_lines, json_lines
-from pysparksources.files.sink_options import COMPRESSIONS, SinkConfig
+from pysparksources.files.options import SinkConfig
 
 __all__ = ["PartFile", "check_schema", "file_suffix", "open_part"]
 

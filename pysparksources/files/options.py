@@ -1,8 +1,10 @@
-"""pyfile source options, validated once when the query starts.
+"""pyfile's options, validated once when the query starts: the source's, then the sink's.
 
-Everything a planner or a task needs ends up in one frozen :class:`SourceConfig`, so an
-option typo or an unsupported reader option fails the query at its start, naming the option,
-instead of failing inside a task later.
+Everything a planner, a task or a commit needs ends up in one frozen :class:`SourceConfig` or
+:class:`SinkConfig`. Spark builds readers and writers on the driver before the first batch, so
+an option typo, an unsupported reader option, or a sink option that does not fit the query's
+columns fails the query at its start with an :class:`OptionError` naming the option, instead of
+failing inside a task later. The names, defaults and meanings are in ``_option_tables``.
 """
 
 from __future__ import annotations
@@ -12,95 +14,36 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pysparksources._options import Options
+from pysparksources._options import OptionError, Options
 from pysparksources.files._filesystem import FileLocation, resolve
+from pysparksources.files._option_tables import (
+    COMPRESSIONS,
+    CSV_OPTIONS,
+    DEFAULT_COMPRESSION,
+    KNOWN_BY_FORMAT,
+    READ_FORMATS,
+    SINK_OPTIONS,
+    SOURCE_OPTIONS,
+    TEXT_OPTIONS,
+    UNSUPPORTED,
+    WRITE_FORMATS,
+)
 
 __all__ = [
-    "CSV_OPTIONS",
-    "FORMATS",
-    "JSON_OPTIONS",
-    "OPTIONS",
-    "TEXT_OPTIONS",
     "ReaderOptions",
+    "SinkConfig",
     "SourceConfig",
+    "parse_sink_options",
     "parse_source_options",
 ]
 
-SOURCE = "pyfile"
-FORMATS = ("parquet", "csv", "json", "text", "orc")
-
-# name -> (default shown in the docs, meaning). docs/pyfile-source.md is checked against this.
-OPTIONS: dict[str, tuple[str, str]] = {
-    "path": ("required", "any fsspec URL or local path; globs allowed (the argument of load())"),
-    "format": ("parquet", "parquet, csv, json (JSON Lines), text or orc"),
-    "sourceLogLocation": (
-        "required for streams",
-        "fsspec URL of the source's own batch -> files log (one per query)",
-    ),
-    "maxFilesPerTrigger": ("unset", "at most this many new files per micro-batch"),
-    "maxBytesPerTrigger": ("unset", "at most this many bytes per micro-batch (first file always)"),
-    "latestFirst": ("false", "process the newest files first"),
-    "maxFileAge": ("7d", "ignore files older than this, relative to the newest file seen"),
-    "fileNameOnly": ("false", "identify files by name only (not by full path)"),
-    "maxCachedFiles": ("10000", "unread listed files kept for the next batch (0 disables)"),
-    "discardCachedInputRatio": (
-        "0.2",
-        "drop the leftover cache when smaller than this share of the limit",
-    ),
-    "cleanSource": ("off", "off, archive or delete files after their batch is committed"),
-    "sourceArchiveDir": ("unset", "where cleanSource=archive moves files (same filesystem)"),
-    "pathGlobFilter": ("unset", "only read files whose name matches this glob"),
-    "recursiveFileLookup": ("false", "true: no partition columns from col=value folders"),
-    "ignoreCorruptFiles": ("false", "skip (and log) files that cannot be parsed"),
-    "ignoreMissingFiles": ("false", "skip files deleted between listing and reading"),
-    "maxPartitionBytes": ("128m", "target bytes per input partition (task)"),
-    "openCostInBytes": ("4m", "estimated cost of opening a file, in bytes, when packing"),
-    "sourceLogLeaseTimeout": (
-        "60s",
-        "a log lease not renewed for this long is taken over by a new query",
-    ),
-}
-# Spark's csv/json/text reader options that pyfile maps onto pyarrow.
-CSV_OPTIONS: dict[str, tuple[str, str]] = {
-    "header": ("false", "csv: skip the first line of each file (columns map by position)"),
-    "sep": (",", "csv: field separator (one character); alias delimiter"),
-    "delimiter": (",", "csv: alias of sep"),
-    "quote": ('"', "csv: quote character; empty string turns quoting off"),
-    "escape": ("\\", "csv: escape character inside quoted values"),
-    "nullValue": ("", "csv: the text that means null"),
-    "encoding": ("UTF-8", "csv/json/text: character set of the files; alias charset"),
-    "charset": ("UTF-8", "alias of encoding"),
-    "multiLine": ("false", "csv: quoted values may span lines (json: only false)"),
-    "dateFormat": ("yyyy-MM-dd", "csv/json: pattern of DATE values"),
-    "timestampFormat": ("ISO 8601", "csv/json: pattern of TIMESTAMP values"),
-    "mode": ("FAILFAST", "only FAILFAST: a malformed record fails its file"),
-}
-JSON_OPTIONS = ("encoding", "charset", "multiLine", "dateFormat", "timestampFormat", "mode")
-TEXT_OPTIONS: dict[str, tuple[str, str]] = {
-    "wholetext": ("false", "text: one row per file instead of one per line"),
-    "lineSep": ("\\n, \\r\\n or \\r", "text: line separator"),
-}
-_KNOWN_BY_FORMAT: dict[str, tuple[str, ...]] = {
-    "csv": tuple(CSV_OPTIONS),
-    "json": JSON_OPTIONS,
-    "text": ("encoding", "charset", *TEXT_OPTIONS),
-    "parquet": (),
-    "orc": (),
-}
-# Spark options pyfile knows but cannot honor: an error beats a silent difference.
-_UNSUPPORTED = {
-    "inferSchema": "pyfile needs a schema (.schema(...)); it does not infer one",
-    "comment": "pyarrow's csv reader has no comment lines",
-    "columnNameOfCorruptRecord": "malformed records fail their file (see ignoreCorruptFiles)",
-    "mergeSchema": "columns are read by the given schema",
-    "samplingRatio": "pyfile does not infer schemas",
-    "primitivesAsString": "columns are cast to the given schema",
-}
+NAME = "pyfile"
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)b?\s*$", re.IGNORECASE)
 _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _GLOB_CHARS = re.compile(r"[*?\[{]")
 
 
+# -- the source ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ReaderOptions:
     """How tasks parse files; travels to executors inside each partition."""
@@ -183,7 +126,7 @@ def _char(opts: Options, name: str, default: str, allow_empty: bool = False) -> 
 
 
 def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
-    allowed = set(o.lower() for o in _KNOWN_BY_FORMAT[fmt])
+    allowed = set(o.lower() for o in KNOWN_BY_FORMAT[fmt])
     for name in (*CSV_OPTIONS, *TEXT_OPTIONS):
         if opts.has(name) and name.lower() not in allowed:
             raise opts.error(name, f"this option does not apply to format {fmt}")
@@ -236,20 +179,18 @@ def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
 
 
 def _reject_unsupported(raw: Mapping[str, str]) -> None:
-    from pysparksources._options import OptionError
-
     lowered = {str(k).lower(): v for k, v in raw.items()}
-    for name, reason in _UNSUPPORTED.items():
+    for name, reason in UNSUPPORTED.items():
         if name.lower() in lowered:
-            raise OptionError(SOURCE, name, lowered[name.lower()], f"unsupported: {reason}")
+            raise OptionError(NAME, name, lowered[name.lower()], f"unsupported: {reason}")
 
 
 def parse_source_options(raw: Mapping[str, str], streaming: bool) -> SourceConfig:
     """Validate pyfile's source options; raise :class:`OptionError` on the first bad one."""
     _reject_unsupported(raw)
-    known = [*OPTIONS, *CSV_OPTIONS, *TEXT_OPTIONS]
-    opts = Options(SOURCE, raw, known, prefixes=("fs.",))
-    fmt = opts.choice("format", "parquet", FORMATS)
+    known = [*SOURCE_OPTIONS, *CSV_OPTIONS, *TEXT_OPTIONS]
+    opts = Options(NAME, raw, known, prefixes=("fs.",))
+    fmt = opts.choice("format", "parquet", READ_FORMATS)
     path = opts.string("path")
     if not path:
         raise opts.error("path", "a path is required: .load('<fsspec URL or local path>')")
@@ -332,3 +273,123 @@ def _check_archive(opts: Options, source: FileLocation, base: str, archive: File
             "sourceArchiveDir",
             "must not be inside the source folder: archived files would be read again",
         )
+
+
+# -- the sink ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SinkConfig:
+    """Everything a task or a commit needs; picklable, storage options never printed."""
+
+    location: FileLocation
+    base_url: str
+    format: str
+    compression: str
+    partition_by: tuple[str, ...] = ()
+    max_records_per_file: int = 0
+    # Spark's readers derive the interval from the log's file names and only agree with
+    # its default, spark.sql.streaming.fileSink.log.compactInterval = 10: not an option.
+    compact_interval: int = 10
+    csv_header: bool = False
+    csv_sep: str = ","
+    ignore_null_fields: bool = True
+    row_group_rows: int = 1 << 20
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def metadata(self) -> FileLocation:
+        """Where the manifest lives: ``<path>/_spark_metadata``."""
+        return self.location.child("_spark_metadata")
+
+    def __repr__(self) -> str:
+        return f"SinkConfig({self.base_url!r}, format={self.format!r})"
+
+
+def parse_sink_options(
+    raw: Mapping[str, str], column_names: list[str], overwrite: bool
+) -> SinkConfig:
+    """Validate ``raw`` against the query's columns; ``overwrite`` is what Spark passed."""
+    known = [name for name in SINK_OPTIONS if not name.startswith("fs.")]
+    options = Options(NAME, raw, known, prefixes=("fs.",), secrets=())
+    if overwrite:
+        raise OptionError(
+            NAME,
+            "outputMode",
+            "complete/overwrite",
+            "pyfile only appends: use outputMode('append') for streams and mode('append') for "
+            "batch writes (Spark passed overwrite=True, which complete mode and "
+            "mode('overwrite') do)",
+        )
+    fmt = options.choice("format", "parquet", WRITE_FORMATS)
+    codecs = COMPRESSIONS[fmt]
+    compression = options.choice("compression", DEFAULT_COMPRESSION[fmt], codecs).lower()
+    if compression == "uncompressed":
+        compression = "none"
+    location, base_url = _location(options)
+    partition_by = _partition_columns(options, column_names)
+    data_columns = [c for c in column_names if c not in partition_by]
+    if not data_columns:
+        raise options.error("partitionBy", "at least one column must stay in the data files")
+    sep = options.string("sep", options.string("delimiter", ","))
+    if sep is None or len(sep) != 1 or sep in '\r\n"':
+        name = "sep" if options.has("sep") else "delimiter"
+        raise options.error(name, "expected one character (not a quote or a line break)")
+    return SinkConfig(
+        location=location,
+        base_url=base_url,
+        format=fmt,
+        compression=compression,
+        partition_by=partition_by,
+        max_records_per_file=options.integer("maxRecordsPerFile", 0, minimum=0) or 0,
+        csv_header=options.boolean("header", False),
+        csv_sep=sep,
+        ignore_null_fields=options.boolean("ignoreNullFields", True),
+        row_group_rows=options.integer("parquetRowGroupRows", 1 << 20, minimum=1) or 1 << 20,
+    )
+
+
+def _location(options: Options) -> tuple[FileLocation, str]:
+    url = (options.string("path") or "").strip()
+    if not url:
+        raise options.error(
+            "path", "an output folder is required: .option('path', url) or .start(url)"
+        )
+    if any(ch in url for ch in "*?[]{}"):
+        raise options.error("path", "the output folder cannot be a glob pattern")
+    try:
+        location = resolve(url, options.with_prefix("fs."))
+    except (ValueError, ImportError) as exc:
+        # The message names the protocol or the missing package, never storage options.
+        raise options.error("path", f"not a usable fsspec URL ({exc})") from None
+    try:
+        fs = location.filesystem()
+    except ImportError as exc:
+        raise options.error("path", f"its filesystem needs a missing package ({exc})") from None
+    except Exception as exc:  # a backend refusing its options, e.g. a malformed account
+        raise options.error(
+            "path", f"its filesystem could not be created ({type(exc).__name__})"
+        ) from None
+    if fs.isfile(location.path):
+        raise options.error("path", "this is an existing file; the sink needs a folder")
+    if location.protocol == "file":
+        # Manifest entries are full URIs, as Spark's FileStreamSink writes them.
+        return location, location.url()
+    return location, url.rstrip("/")
+
+
+def _partition_columns(options: Options, column_names: list[str]) -> tuple[str, ...]:
+    text = options.string("partitionBy")
+    if text is None or not text.strip():
+        return ()
+    names = tuple(name.strip() for name in text.split(","))
+    lookup = {c.lower(): c for c in column_names}
+    resolved = []
+    for name in names:
+        column = lookup.get(name.lower())
+        if column is None:
+            raise options.error(
+                "partitionBy", f"column {name!r} is not in the data; columns: {column_names}"
+            )
+        if column in resolved:
+            raise options.error("partitionBy", f"column {column!r} is listed twice")
+        resolved.append(column)
+    return tuple(resolved)

@@ -34,7 +34,7 @@ from pysparksources.files._formats_write import PartFile, check_schema, file_suf
 from pysparksources.files._hive import split_by_partition
 from pysparksources.files._listing import is_hidden
 from pysparksources.files._manifest import METADATA_DIR, ManifestLog, SinkFile, file_uri
-from pysparksources.files.sink_options import SinkConfig, parse_sink_options
+from pysparksources.files.options import SinkConfig, parse_sink_options
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType

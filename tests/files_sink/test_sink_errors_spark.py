@@ -76,7 +76,7 @@ def test_secrets_never_in_errors(tmp_path: Path) -> None:
     secret = "AccountKey=c2VjcmV0LXNlY3JldA=="
     text = _construct(tmp_path / "out", format="avro", **{"fs.connection_string": secret})
     assert "c2VjcmV0" not in text
-    from pysparksources.files.sink_options import parse_sink_options
+    from pysparksources.files.options import parse_sink_options
 
     config = parse_sink_options({"path": str(tmp_path), "fs.key": secret}, ["a"], False)
     assert "c2VjcmV0" not in repr(config) and "c2VjcmV0" not in repr(config.location)

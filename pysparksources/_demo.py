@@ -77,7 +77,7 @@ def run_demo(
     batches: int = 8, rows_per_second: int = 2000, max_rows: int = 1500, timeout: float = 300
 ) -> int:
     """Run both queries until every generated row is in the parquet output; 0 when exact."""
-    from pysparksources.testing.eventhubs import EventHubsEmulator
+    from pysparksources.emulator import EventHubsEmulator
 
     spark = local_session("pysparksources-demo")
     total = batches * max_rows

@@ -42,7 +42,7 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def _eventhubs_emulator(args: argparse.Namespace) -> int:
-    from pysparksources.testing.eventhubs.cli import run
+    from pysparksources.emulator._serve import run
 
     return run(args)
 
@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--connect", default=None, metavar="sc://HOST:PORT", help="Connect URL")
     doctor.set_defaults(handler=_doctor)
 
-    from pysparksources.testing.eventhubs.cli import build_parser as emulator_parser
+    from pysparksources.emulator._serve import build_parser as emulator_parser
 
     emulator = commands.add_parser(
         "eventhubs-emulator", help="serve Event Hubs over AMQP on 127.0.0.1 (tests, demos)"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from ehsink_helpers import rate
 
-from pysparksources.testing.eventhubs import EventHubsEmulator
+from pysparksources.emulator import EventHubsEmulator
 
 pytestmark = pytest.mark.spark
 SECRET = "c2VjcmV0LWtleS12YWx1ZQ"

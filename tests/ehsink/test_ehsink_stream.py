@@ -12,9 +12,9 @@ import pyarrow as pa
 import pytest
 from ehsink_helpers import rate, received, stream_to_hub
 
+from pysparksources.emulator import EventHubsEmulator, Fault, partition_for_key
 from pysparksources.eventhubs._send import send_record_batches
 from pysparksources.eventhubs.options import parse_sink_options
-from pysparksources.testing.eventhubs import EventHubsEmulator, Fault, partition_for_key
 
 pytestmark = pytest.mark.spark
 

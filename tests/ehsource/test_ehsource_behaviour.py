@@ -11,9 +11,9 @@ import pytest
 from ehsource_helpers import read_back, reader, run_available_now, send, seqs
 from streamtools import progress
 
-from pysparksources.testing.eventhubs.config import EmulatorConfig, HubConfig
-from pysparksources.testing.eventhubs.emulator import EventHubsEmulator
-from pysparksources.testing.eventhubs.faults import Fault
+from pysparksources.emulator._config import EmulatorConfig, HubConfig
+from pysparksources.emulator._emulator import EventHubsEmulator
+from pysparksources.emulator._faults import Fault
 
 KEY = "S3cretKeyValue0123456789abcdef="
 

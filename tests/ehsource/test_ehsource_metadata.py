@@ -8,10 +8,10 @@ import time
 import pytest
 from ehsource_helpers import send
 
+from pysparksources.emulator._emulator import EventHubsEmulator
+from pysparksources.emulator._faults import Fault
 from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo
 from pysparksources.eventhubs.options import parse_source_options
-from pysparksources.testing.eventhubs.emulator import EventHubsEmulator
-from pysparksources.testing.eventhubs.faults import Fault
 
 
 def _metadata(conn: str, **options: str) -> HubMetadata:

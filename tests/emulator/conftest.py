@@ -7,7 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from pysparksources.testing.eventhubs.pytest_plugin import (
+from pysparksources.emulator.pytest_plugin import (
     eventhubs_emulator,
     eventhubs_emulator_factory,
 )

@@ -12,7 +12,7 @@ from azure.eventhub import EventData
 from azure.eventhub.exceptions import ConnectError, ConnectionLostError, EventHubError
 from ehhelpers import Collector, bodies, producer, receive, send
 
-from pysparksources.testing.eventhubs import EventHubsEmulator
+from pysparksources.emulator import EventHubsEmulator
 
 pytestmark = pytest.mark.emulator
 

@@ -14,8 +14,8 @@ from azure.eventhub.aio import EventHubProducerClient as AsyncProducer
 from azure.eventhub.exceptions import AuthenticationError
 from ehhelpers import FAST, Collector, bodies, producer, receive, send
 
-from pysparksources.testing.eventhubs import EventHubsEmulator, HubConfig, partition_for_key
-from pysparksources.testing.eventhubs.pytest_plugin import EmulatorFactory
+from pysparksources.emulator import EventHubsEmulator, HubConfig, partition_for_key
+from pysparksources.emulator.pytest_plugin import EmulatorFactory
 
 pytestmark = pytest.mark.emulator
 

@@ -13,8 +13,8 @@ import struct
 import time
 from typing import TYPE_CHECKING, Any
 
-from pysparksources.testing.eventhubs.amqp.framing import build_frame
-from pysparksources.testing.eventhubs.amqp.message import (
+from pysparksources.emulator._amqp.framing import build_frame
+from pysparksources.emulator._amqp.message import (
     BATCH_FORMAT,
     DELIVERY_ANNOTATIONS,
     IncomingMessage,
@@ -22,7 +22,7 @@ from pysparksources.testing.eventhubs.amqp.message import (
     encode_annotations,
     parse_message,
 )
-from pysparksources.testing.eventhubs.amqp.performatives import (
+from pysparksources.emulator._amqp.performatives import (
     Accepted,
     AmqpError,
     Attach,
@@ -33,18 +33,18 @@ from pysparksources.testing.eventhubs.amqp.performatives import (
     Transfer,
     encode_transfer_fast,
 )
-from pysparksources.testing.eventhubs.amqp.types import (
+from pysparksources.emulator._amqp.types import (
     Symbol,
     Timestamp,
     UInt,
     encode,
 )
-from pysparksources.testing.eventhubs.broker import EntityError, Hub
-from pysparksources.testing.eventhubs.faults import DISRUPTIVE, LinkInfo, LinkKind
-from pysparksources.testing.eventhubs.storage import PartitionLog, StoredEvent
+from pysparksources.emulator._broker import EntityError, Hub
+from pysparksources.emulator._faults import DISRUPTIVE, LinkInfo, LinkKind
+from pysparksources.emulator._storage import PartitionLog, StoredEvent
 
 if TYPE_CHECKING:
-    from pysparksources.testing.eventhubs.connection import Connection, Session
+    from pysparksources.emulator._connection import Connection, Session
 
 __all__ = [
     "ConsumerLink",

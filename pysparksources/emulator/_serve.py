@@ -9,8 +9,8 @@ import sys
 import threading
 from pathlib import Path
 
-from pysparksources.testing.eventhubs.config import EmulatorConfig, HubConfig
-from pysparksources.testing.eventhubs.emulator import EventHubsEmulator
+from pysparksources.emulator._config import EmulatorConfig, HubConfig
+from pysparksources.emulator._emulator import EventHubsEmulator
 
 __all__ = ["build_parser", "main"]
 

@@ -9,9 +9,9 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from pysparksources.testing.eventhubs.config import EmulatorConfig, HubConfig
-from pysparksources.testing.eventhubs.partition_key import partition_for_key
-from pysparksources.testing.eventhubs.storage import PartitionLog
+from pysparksources.emulator._config import EmulatorConfig, HubConfig
+from pysparksources.emulator._partition_key import partition_for_key
+from pysparksources.emulator._storage import PartitionLog
 
 __all__ = ["Broker", "EntityError", "Hub", "ReaderSlot", "parse_entity"]
 

@@ -4,9 +4,9 @@ The azure-eventhub SDK talks to it over a real socket on 127.0.0.1; see
 docs/eventhubs-emulator.md. Nothing here imports the Azure SDK.
 """
 
-from pysparksources.testing.eventhubs.config import EmulatorConfig, HubConfig
-from pysparksources.testing.eventhubs.emulator import EventHubsEmulator
-from pysparksources.testing.eventhubs.faults import Fault
-from pysparksources.testing.eventhubs.partition_key import partition_for_key
+from pysparksources.emulator._config import EmulatorConfig, HubConfig
+from pysparksources.emulator._emulator import EventHubsEmulator
+from pysparksources.emulator._faults import Fault
+from pysparksources.emulator._partition_key import partition_for_key
 
 __all__ = ["EmulatorConfig", "EventHubsEmulator", "Fault", "HubConfig", "partition_for_key"]

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TypeVar
 
-from pysparksources.testing.eventhubs.config import EmulatorConfig, HubConfig
-from pysparksources.testing.eventhubs.faults import Fault, FaultInjector
-from pysparksources.testing.eventhubs.server import EmulatorServer
+from pysparksources.emulator._config import EmulatorConfig, HubConfig
+from pysparksources.emulator._faults import Fault, FaultInjector
+from pysparksources.emulator._server import EmulatorServer
 
 __all__ = ["EventHubsEmulator"]
 

@@ -11,18 +11,18 @@ import contextlib
 import logging
 from typing import Any
 
-from pysparksources.testing.eventhubs.amqp.performatives import (
+from pysparksources.emulator._amqp.performatives import (
     AmqpError,
     Attach,
     Detach,
 )
-from pysparksources.testing.eventhubs.amqp.types import Array, Int, Symbol, UInt, ULong
-from pysparksources.testing.eventhubs.broker import Broker, EntityError, parse_entity
-from pysparksources.testing.eventhubs.cbs import audience_path, verify_token
-from pysparksources.testing.eventhubs.config import EmulatorConfig
-from pysparksources.testing.eventhubs.connection import Connection, Session
-from pysparksources.testing.eventhubs.faults import DISRUPTIVE, FaultInjector
-from pysparksources.testing.eventhubs.links import (
+from pysparksources.emulator._amqp.types import Array, Int, Symbol, UInt, ULong
+from pysparksources.emulator._broker import Broker, EntityError, parse_entity
+from pysparksources.emulator._cbs import audience_path, verify_token
+from pysparksources.emulator._config import EmulatorConfig
+from pysparksources.emulator._connection import Connection, Session
+from pysparksources.emulator._faults import DISRUPTIVE, FaultInjector
+from pysparksources.emulator._links import (
     ConsumerLink,
     Link,
     ProducerLink,
@@ -30,7 +30,7 @@ from pysparksources.testing.eventhubs.links import (
     RequestLink,
     parse_start,
 )
-from pysparksources.testing.eventhubs.management import handle_management
+from pysparksources.emulator._management import handle_management
 
 __all__ = ["EmulatorServer"]
 

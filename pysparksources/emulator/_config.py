@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pysparksources.testing.eventhubs.storage import FsyncPolicy
+from pysparksources.emulator._storage import FsyncPolicy
 
 __all__ = ["DEFAULT_CONSUMER_GROUP", "EmulatorConfig", "HubConfig"]
 

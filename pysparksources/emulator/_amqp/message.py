@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from pysparksources.testing.eventhubs.amqp.types import (
+from pysparksources.emulator._amqp.types import (
     DecodeError,
     Described,
     ULong,

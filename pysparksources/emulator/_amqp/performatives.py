@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
-from pysparksources.testing.eventhubs.amqp.types import (
+from pysparksources.emulator._amqp.types import (
     Array,
     Described,
     Symbol,

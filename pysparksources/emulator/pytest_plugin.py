@@ -1,6 +1,6 @@
 """Pytest fixtures that run the emulator on 127.0.0.1 (port 0) and always stop it.
 
-Use from a conftest.py: ``pytest_plugins = ["pysparksources.testing.eventhubs.pytest_plugin"]``
+Use from a conftest.py: ``pytest_plugins = ["pysparksources.emulator.pytest_plugin"]``
 or import the fixtures by name.
 """
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from pysparksources.testing.eventhubs.config import EmulatorConfig, HubConfig
-from pysparksources.testing.eventhubs.emulator import EventHubsEmulator
+from pysparksources.emulator._config import EmulatorConfig, HubConfig
+from pysparksources.emulator._emulator import EventHubsEmulator
 
 __all__ = ["eventhubs_emulator", "eventhubs_emulator_factory"]
 

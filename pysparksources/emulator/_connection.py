@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pysparksources.testing.eventhubs.amqp.framing import (
+from pysparksources.emulator._amqp.framing import (
     AMQP_HEADER,
     FRAME_SASL,
     SASL_HEADER,
@@ -20,7 +20,7 @@ from pysparksources.testing.eventhubs.amqp.framing import (
     build_frame,
     read_frame,
 )
-from pysparksources.testing.eventhubs.amqp.performatives import (
+from pysparksources.emulator._amqp.performatives import (
     AmqpError,
     Attach,
     Begin,
@@ -37,7 +37,7 @@ from pysparksources.testing.eventhubs.amqp.performatives import (
     Transfer,
     decode_performative,
 )
-from pysparksources.testing.eventhubs.amqp.types import (
+from pysparksources.emulator._amqp.types import (
     Array,
     DecodeError,
     Symbol,
@@ -47,8 +47,8 @@ from pysparksources.testing.eventhubs.amqp.types import (
 )
 
 if TYPE_CHECKING:
-    from pysparksources.testing.eventhubs.links import Link
-    from pysparksources.testing.eventhubs.server import EmulatorServer
+    from pysparksources.emulator._links import Link
+    from pysparksources.emulator._server import EmulatorServer
 
 __all__ = ["Connection", "Session"]
 

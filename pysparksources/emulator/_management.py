@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pysparksources.testing.eventhubs.amqp.types import Array, Int, Symbol, Timestamp
-from pysparksources.testing.eventhubs.broker import Broker, EntityError
+from pysparksources.emulator._amqp.types import Array, Int, Symbol, Timestamp
+from pysparksources.emulator._broker import Broker, EntityError
 
 __all__ = ["EMPTY_TIME_MS", "handle_management"]
 

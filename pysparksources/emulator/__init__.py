@@ -1,7 +1,11 @@
 """An Event Hubs-compatible AMQP 1.0 emulator for development and tests (not a broker).
 
 The azure-eventhub SDK talks to it over a real socket on 127.0.0.1; see
-docs/eventhubs-emulator.md. Nothing here imports the Azure SDK.
+docs/eventhubs-emulator.md. The emulator itself needs only the standard library (it imports
+no Azure module); nothing else in the package imports it except the demo and the
+``pysparksources eventhubs-emulator`` command. For tests, ``pip install
+"pysparksources[emulator]"`` adds pytest (fixtures: ``pytest_plugins =
+["pysparksources.emulator.pytest_plugin"]``) and the azure-eventhub SDK to talk to it.
 """
 
 from pysparksources.emulator._config import EmulatorConfig, HubConfig

@@ -22,7 +22,7 @@ from sparkprocs import StandaloneCluster
 from streamtools import data_batches, wait_for_batches
 from test_cluster_rate import run_driver
 
-from pysparksources.emulator._emulator import EventHubsEmulator
+from pysparksources.emulator import EventHubsEmulator
 
 pytestmark = pytest.mark.cluster
 PARTITIONS, PER_PARTITION = 4, 1000

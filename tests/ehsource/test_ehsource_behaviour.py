@@ -11,9 +11,7 @@ import pytest
 from ehsource_helpers import read_back, reader, run_available_now, send, seqs
 from streamtools import progress
 
-from pysparksources.emulator._config import EmulatorConfig, HubConfig
-from pysparksources.emulator._emulator import EventHubsEmulator
-from pysparksources.emulator._faults import Fault
+from pysparksources.emulator import EmulatorConfig, EventHubsEmulator, Fault, HubConfig
 
 KEY = "S3cretKeyValue0123456789abcdef="
 

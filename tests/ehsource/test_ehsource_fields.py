@@ -8,7 +8,7 @@ from typing import Any
 from azure.eventhub import EventData
 from ehsource_helpers import batch_read, send
 
-from pysparksources.emulator._emulator import EventHubsEmulator
+from pysparksources.emulator import EventHubsEmulator
 
 
 def _event(body: bytes, props: dict[str, Any]) -> EventData:

@@ -8,8 +8,7 @@ import time
 import pytest
 from ehsource_helpers import send
 
-from pysparksources.emulator._emulator import EventHubsEmulator
-from pysparksources.emulator._faults import Fault
+from pysparksources.emulator import EventHubsEmulator, Fault
 from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo
 from pysparksources.eventhubs.options import parse_source_options
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from ehsource_helpers import batch_read, send, seqs
 
-from pysparksources.emulator._emulator import EventHubsEmulator
+from pysparksources.emulator import EventHubsEmulator
 
 
 @pytest.fixture

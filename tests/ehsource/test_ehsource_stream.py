@@ -9,7 +9,7 @@ from typing import Any
 from ehsource_helpers import read_back, reader, run_available_now, send
 from streamtools import progress, wait_for_batches
 
-from pysparksources.emulator._emulator import EventHubsEmulator
+from pysparksources.emulator import EventHubsEmulator
 
 
 def test_stream_reads_backlog_from_start(

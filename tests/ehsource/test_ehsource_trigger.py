@@ -17,7 +17,7 @@ from ehsource_helpers import (
 )
 from streamtools import progress
 
-from pysparksources.emulator._emulator import EventHubsEmulator
+from pysparksources.emulator import EventHubsEmulator
 
 
 def test_max_events_split_by_backlog_and_available_now_reads_backlog(

@@ -6,6 +6,7 @@ import uuid
 
 import pytest
 
+from pysparksources.emulator import EmulatorConfig
 from pysparksources.emulator._amqp.framing import build_frame, read_frame
 from pysparksources.emulator._amqp.message import (
     build_message,
@@ -40,7 +41,6 @@ from pysparksources.emulator._amqp.types import (
     skip,
 )
 from pysparksources.emulator._cbs import make_sas_token, verify_token
-from pysparksources.emulator._config import EmulatorConfig
 from pysparksources.emulator._partition_key import key_hash, partition_for_key
 
 VALUES = [

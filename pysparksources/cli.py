@@ -1,4 +1,8 @@
-"""The ``pysparksources`` command: ``demo``, ``bench`` and development servers."""
+"""The ``pysparksources`` command: ``demo``, ``doctor``, ``bench`` and ``eventhubs-emulator``.
+
+Building the parser imports nothing else of the package: each subcommand imports what it runs,
+and ``bench`` and ``eventhubs-emulator`` parse their own arguments once imported.
+"""
 
 from __future__ import annotations
 
@@ -8,64 +12,52 @@ from collections.abc import Callable
 
 __all__ = ["main"]
 
-Handler = Callable[[argparse.Namespace], int]
+Handler = Callable[[argparse.Namespace, list[str]], int]
 
 
-def _demo(args: argparse.Namespace) -> int:
+def _demo(args: argparse.Namespace, rest: list[str]) -> int:
     from pysparksources._demo import run_demo
 
     return run_demo(batches=args.batches)
 
 
-def _bench(args: argparse.Namespace) -> int:
-    from pysparksources._local_spark import local_session
-    from pysparksources.benchmarking.rate import run_rate_benchmark
+def _bench(args: argparse.Namespace, rest: list[str]) -> int:
+    from pysparksources.bench import main as bench
 
-    conf = dict(item.split("=", 1) for item in args.conf)
-    spark = local_session("pysparksources-bench", master=args.master, conf=conf)
-    run_rate_benchmark(
-        spark,
-        args.rows,
-        batches=args.batches,
-        partitions=args.partitions,
-        tuples=not args.no_tuples,
-        rounds=args.rounds,
-    )
-    spark.stop()
-    return 0
+    return bench(rest)
 
 
-def _doctor(args: argparse.Namespace) -> int:
+def _doctor(args: argparse.Namespace, rest: list[str]) -> int:
     from pysparksources._doctor import run_doctor
 
     return run_doctor(master=args.master, connect_url=args.connect)
 
 
-def _eventhubs_emulator(args: argparse.Namespace) -> int:
-    from pysparksources.emulator._serve import run
+def _eventhubs_emulator(args: argparse.Namespace, rest: list[str]) -> int:
+    from pysparksources.emulator._serve import main as serve
 
-    return run(args)
+    return serve(rest)
+
+
+# Subcommands that parse the rest of the command line themselves.
+_DELEGATED = {"bench", "eventhubs-emulator"}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pysparksources", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="pysparksources",
+        description="The demo, a setup check, benchmarks and the Event Hubs emulator.",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     demo = commands.add_parser("demo", help="run the demo pipeline on a local Spark")
     demo.add_argument("--batches", type=int, default=8, help="micro-batches to run (default 8)")
     demo.set_defaults(handler=_demo)
 
-    bench = commands.add_parser("bench", help="pyrate vs Spark's rate-micro-batch")
-    bench.add_argument(
-        "--rows", type=int, nargs="+", default=[1_000_000, 5_000_000], help="rows per batch"
-    )
-    bench.add_argument("--batches", type=int, default=5, help="steady-state batches per query")
-    bench.add_argument("--master", default="local[2]", help="master URL (default local[2])")
-    bench.add_argument("--partitions", type=int, default=2, help="numPartitions (default 2)")
-    bench.add_argument("--rounds", type=int, default=2, help="interleaved rounds (default 2)")
-    bench.add_argument("--no-tuples", action="store_true", help="skip the tuple-yielding source")
-    bench.add_argument(
-        "--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark settings"
+    bench = commands.add_parser(
+        "bench",
+        add_help=False,
+        help="benchmarks against Spark's own sources and sinks (pysparksources bench --help)",
     )
     bench.set_defaults(handler=_bench)
 
@@ -74,20 +66,22 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--connect", default=None, metavar="sc://HOST:PORT", help="Connect URL")
     doctor.set_defaults(handler=_doctor)
 
-    from pysparksources.emulator._serve import build_parser as emulator_parser
-
     emulator = commands.add_parser(
-        "eventhubs-emulator", help="serve Event Hubs over AMQP on 127.0.0.1 (tests, demos)"
+        "eventhubs-emulator",
+        add_help=False,
+        help="serve Event Hubs over AMQP on 127.0.0.1 (tests, demos; --help for options)",
     )
-    emulator_parser(emulator)
     emulator.set_defaults(handler=_eventhubs_emulator)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.command not in _DELEGATED:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     handler: Handler = args.handler
-    return handler(args)
+    return handler(args, rest)
 
 
 if __name__ == "__main__":

@@ -15,10 +15,8 @@ from pysparksources.emulator._emulator import EventHubsEmulator
 __all__ = ["build_parser", "main"]
 
 
-def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    parser = parser or argparse.ArgumentParser(
-        prog="pysparksources eventhubs-emulator", description=__doc__
-    )
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pysparksources eventhubs-emulator", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     parser.add_argument("--port", type=int, default=5672, help="AMQP port; 0 picks one (5672)")
     parser.add_argument("--config", type=Path, help="Config.json in Microsoft's emulator shape")

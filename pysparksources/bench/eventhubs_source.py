@@ -1,26 +1,35 @@
-"""pyeventhub's read speed against one plain azure-eventhub consumer, same backlog, same emulator.
-
-Usage: python benchmarks/eventhubs_source_bench.py [--events 200000] [--size 1024]
-       [--partitions 4] [--rounds 3] [--max-per-trigger 50000] [--master local[2]]
+"""pyeventhub's read speed against one plain azure-eventhub consumer: same backlog, same emulator.
 
 The emulator runs in its own process with a hub of ``--partitions`` partitions holding
 ``--events`` events of ``--size`` bytes. Each round (interleaved, so both see the same machine
-load) times one SDK consumer client reading the whole backlog from the start, then
-pyeventhub AvailableNow queries reading it into Spark's ``noop`` sink -- once in one batch
-(no limit) and once under ``--max-per-trigger`` (0 skips it) -- timed from ``start()`` to the
-end (query start-up included, as the consumer's connect is). Prints each round, the medians
-and the ratios.
+load) times one SDK consumer client reading the whole backlog from the start, then pyeventhub
+AvailableNow queries reading it into Spark's ``noop`` sink -- once in one batch (no limit) and
+once under ``--max-per-trigger`` (0 skips it) -- timed from ``start()`` to the end (query
+start-up included, as the consumer's connect is). Prints each round, the medians and ratios.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import sys
 import time
 from typing import Any
+
+from pysparksources.bench._harness import bench_session
+
+__all__ = ["HELP", "SPARK", "add_arguments", "pyeventhub_rate", "run"]
+
+HELP = "pyeventhub source vs a plain azure-eventhub consumer, on the emulator"
+SPARK = True
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--max-per-trigger", type=int, default=50_000)
 
 
 def pyeventhub_rate(spark: Any, conn: str, events: int, per_trigger: int) -> tuple[float, float]:
@@ -45,33 +54,10 @@ def pyeventhub_rate(spark: Any, conn: str, events: int, per_trigger: int) -> tup
     return events / elapsed, events / (busy_ms / 1000)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--events", type=int, default=200_000)
-    parser.add_argument("--size", type=int, default=1024)
-    parser.add_argument("--partitions", type=int, default=4)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--max-per-trigger", type=int, default=50_000)
-    parser.add_argument("--master", default="local[2]")
-    args = parser.parse_args()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from pysparksources.bench._eventhubs import emulator_process, fill_backlog, plain_consumer_rate
 
-    from pyspark.sql import SparkSession
-
-    from pysparksources.benchmarking.eventhubs import (
-        emulator_process,
-        fill_backlog,
-        plain_consumer_rate,
-    )
-
-    spark = (
-        SparkSession.builder.master(args.master)
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = bench_session(args)
     variants = {"no limit (one batch)": 0}
     if args.max_per_trigger:
         variants[f"maxEventsPerTrigger={args.max_per_trigger:,}"] = args.max_per_trigger
@@ -104,7 +90,7 @@ def main() -> int:
         f"{args.master}, medians of {args.rounds} rounds:"
     )
     print(f"  plain SDK consumer (one client, all partitions): {p:,.0f} events/s")
-    summary: dict[str, float] = {"plain": round(p)}
+    summary: dict[str, Any] = {"plain": round(p)}
     for key, name in zip(("", "_limited"), variants, strict=False):
         w, b = statistics.median(whole[name]), statistics.median(batches[name])
         print(f"  pyeventhub, {name}:")
@@ -113,9 +99,4 @@ def main() -> int:
         summary[f"pyeventhub{key}"] = round(w)
         summary[f"ratio{key}"] = round(w / p, 2)
         summary[f"ratio{key}_batches"] = round(b / p, 2)
-    print(json.dumps(summary))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return summary

@@ -1,53 +1,40 @@
-"""pyfile against Spark's file stream source on the same files, plus pyfile's ceiling.
+"""pyfile's source against Spark's file stream source on the same files, and its planning cost.
 
-``pyfile_ceiling`` plans exactly like pyfile but its tasks yield batches already parsed (one file
-of the same format, parsed once per Python worker and repeated for every file of the task):
-what is left is the engine's Arrow hop and task round trip at the same batch shape, i.e. the
-best any Python file source can reach. ``planning_times`` measures pyfile's driver work per
-batch (latestOffset + partitions) against a log that has already seen many files.
+Data is generated once into ``--cache`` (outside the repository) and reused: the same rows as
+parquet, csv and JSON Lines. Each format runs Spark's native source, pyfile and pyfile's
+ceiling (already-parsed batches, ``pyfile_ceiling``) side by side: AvailableNow,
+``maxFilesPerTrigger``, ``noop`` sink. Before that, pyfile's driver work per batch
+(latestOffset + partitions) is timed against a log that has already seen many files.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, InputPartition
+from pysparksources.bench._harness import bench_session
 
-from pysparksources.files.planning import FilePartition
-from pysparksources.files.reader import FileStreamReader, read_partition
+__all__ = ["HELP", "SPARK", "add_arguments", "generate", "planning_times", "run", "run_stream"]
 
-__all__ = ["CeilingFileSource", "generate", "planning_times", "run_stream"]
-
+HELP = "pyfile source vs Spark's file stream source (parquet, csv, JSON Lines)"
+SPARK = True
 SCHEMA = "id BIGINT, ts TIMESTAMP, amount DOUBLE, name STRING, qty INT"
-_CACHE: dict[str, list[Any]] = {}
 
 
-class _CeilingReader(FileStreamReader):
-    def read(self, partition: InputPartition) -> Iterator[Any]:
-        assert isinstance(partition, FilePartition)
-        first = partition.splits[0].path
-        key = f"{partition.context.reader.format}:{Path(first).parent}"
-        if key not in _CACHE:
-            one = FilePartition(0, partition.splits[:1], partition.context)
-            _CACHE[key] = list(read_partition(one))
-        for _ in partition.splits:
-            yield from _CACHE[key]
-
-
-class CeilingFileSource(DataSource):  # type: ignore[misc]
-    @classmethod
-    def name(cls) -> str:
-        return "pyfile_ceiling"
-
-    def streamReader(self, schema: Any) -> Any:
-        return _CeilingReader(dict(self.options), schema)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--files", type=int, default=200)
+    parser.add_argument("--rows-per-file", type=int, default=80_000)
+    parser.add_argument("--cache", default="/tmp/pysparksources-bench-files")
+    parser.add_argument("--formats", nargs="+", default=["parquet", "csv", "jsonl"])
+    parser.add_argument("--max-files", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--skip-stream", action="store_true", help="planning figures only")
 
 
 def generate(root: Path, files: int, rows_per_file: int) -> dict[str, Path]:
@@ -136,6 +123,7 @@ def planning_times(seen: int, batches: int = 20, per_batch: int = 5) -> dict[str
     from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
     from pysparksources.files._source_log import VERSION, LogEntry, prune
+    from pysparksources.files.reader import FileStreamReader
 
     work = Path(tempfile.mkdtemp(prefix="pyfile-plan-"))
     src, log = work / "in", work / "log"
@@ -184,3 +172,62 @@ def planning_times(seen: int, batches: int = 20, per_batch: int = 5) -> dict[str
         "median_ms": statistics.median(times),
         "max_ms": max(times),
     }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Planning figures, then every format's three sources, one row per format and round."""
+    from pysparksources.bench._reference import CeilingFileSource
+
+    planning = [planning_times(n) for n in (1_000, 100_000)]
+    results: dict[str, Any] = {"planning": planning}
+    for p in planning:
+        print(
+            f"planning with {p['seen']:>7} files seen ({p['kept']} in the log): "
+            f"median {p['median_ms']:.1f} ms/batch, "
+            f"max {p['max_ms']:.1f} ms, start-up {p['startup_ms']:.0f} ms"
+        )
+    if args.skip_stream:
+        return results
+
+    folders = generate(Path(args.cache), args.files, args.rows_per_file)
+    sizes = {
+        fmt: sum(f.stat().st_size for f in folder.iterdir()) / 1e9
+        for fmt, folder in folders.items()
+    }
+    spark = bench_session(args, **{"spark.driver.memory": "4g"})
+    spark.dataSource.register(CeilingFileSource)
+    streams: dict[str, dict[str, Any]] = {}
+    for fmt in args.formats:
+        folder = folders[fmt]
+        pyfile_fmt = "json" if fmt == "jsonl" else fmt
+        for round_no in range(args.rounds):
+            figures = {}
+            for label, source, options in (
+                ("native", pyfile_fmt, {}),
+                ("pyfile", "pyfile", {"format": pyfile_fmt}),
+                ("ceiling", "pyfile_ceiling", {"format": pyfile_fmt}),
+            ):
+                if label != "native":
+                    options["sourceLogLocation"] = tempfile.mkdtemp(prefix="pyfile-bench-log-")
+                figures[label] = run_stream(spark, source, folder, options, args.max_files)
+            row = {
+                "gb": round(sizes[fmt], 2),
+                **{f"{k}_rps": round(v["rps"]) for k, v in figures.items()},
+                "rows": figures["native"]["rows"],
+                "pyfile_vs_native": round(figures["pyfile"]["rps"] / figures["native"]["rps"], 2),
+                "pyfile_vs_ceiling": round(figures["pyfile"]["rps"] / figures["ceiling"]["rps"], 2),
+            }
+            if figures["pyfile"]["rows"] != figures["native"]["rows"]:
+                raise RuntimeError(f"pyfile and Spark read different row counts: {figures}")
+            streams[fmt if args.rounds == 1 else f"{fmt} round {round_no}"] = row
+            print(
+                f"{fmt:8} {row['gb']:.2f} GB  native {row['native_rps'] / 1e6:5.2f} M rows/s  "
+                f"pyfile {row['pyfile_rps'] / 1e6:5.2f}  ceiling {row['ceiling_rps'] / 1e6:5.2f}  "
+                f"pyfile/native {row['pyfile_vs_native']:.2f}  "
+                f"pyfile/ceiling {row['pyfile_vs_ceiling']:.2f}",
+                flush=True,
+            )
+    results["streams"] = streams
+    results["master"] = args.master
+    spark.stop()
+    return results

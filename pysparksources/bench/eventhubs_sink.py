@@ -1,46 +1,42 @@
-"""pyeventhub sink's send speed against a plain azure-eventhub producer, same events, same emulator.
-
-Usage: python benchmarks/eventhubs_sink_bench.py [--events 200000] [--size 1024]
-       [--partitions 4] [--rounds 3] [--master local[2]]
+"""pyeventhub sink's send speed against a plain azure-eventhub producer: same events, same emulator.
 
 The emulator runs in its own process. Each round (interleaved, so both see the same machine
 load) times a plain SDK producer sending ``--events`` events of ``--size`` bytes in full
 EventDataBatches, one partition after another, then a Spark batch write of the same events
-through pyeventhub (``spark.range`` → body of ``--size`` bytes, partitionId = id % partitions,
+through pyeventhub (``spark.range`` -> body of ``--size`` bytes, partitionId = id % partitions,
 ``--partitions`` tasks), timed from the write call to its end (job start-up included, as the
-producer's connect is), after one untimed warm-up write. Prints each round, the medians
-and the ratio.
+producer's connect is), after one untimed warm-up write. Prints each round, the medians and the
+ratio.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import sys
 import time
+from typing import Any
+
+from pysparksources.bench._harness import bench_session
+
+__all__ = ["HELP", "SPARK", "add_arguments", "run"]
+
+HELP = "pyeventhub sink vs a plain azure-eventhub producer, on the emulator"
+SPARK = True
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--events", type=int, default=200_000)
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--master", default="local[2]")
-    args = parser.parse_args()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
     from azure.eventhub import EventHubProducerClient
-    from pyspark.sql import SparkSession
 
-    from pysparksources.benchmarking.eventhubs import emulator_process, send_full_batches
+    from pysparksources.bench._eventhubs import emulator_process, send_full_batches
 
-    spark = (
-        SparkSession.builder.master(args.master).config("spark.ui.enabled", "false").getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = bench_session(args)
     rows = spark.range(0, args.events, 1, args.partitions).selectExpr(
         f"CAST(repeat('x', {args.size}) AS BINARY) AS body",
         f"CAST(id % {args.partitions} AS INT) AS partitionId",
@@ -78,9 +74,4 @@ def main() -> int:
     )
     print(f"  plain SDK producer (EventDataBatches): {p:,.0f} events/s")
     print(f"  pyeventhub sink:                       {s:,.0f} events/s ({s / p:.2f}x)")
-    print(json.dumps({"plain": round(p), "pyeventhub": round(s), "ratio": round(s / p, 2)}))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return {"plain": round(p), "pyeventhub": round(s), "ratio": round(s / p, 2)}

@@ -1,17 +1,22 @@
-"""pyrate against Spark's ``rate-micro-batch``, the Python-path ceiling and a tuple source.
+"""pyrate against Spark's rate-micro-batch, the Python-path ceiling and a tuple-yielding source.
 
 Everything runs in one session, in interleaved rounds (every source once per round), so a
-change in background load hits all sources alike and the ratios stay comparable.
+change in background load hits all sources alike and the ratios stay comparable: ``noop`` sink,
+steady-state batches after warm-up ones, rows/s from the query progress; then the fixed time
+of a 1-row batch.
 """
 
 from __future__ import annotations
 
-import json
+import argparse
 from typing import Any
 
-from pysparksources.benchmarking.harness import Measurement, measure_stream
+from pysparksources.bench._harness import Measurement, bench_session, measure_stream
 
-__all__ = ["run_rate_benchmark"]
+__all__ = ["HELP", "SPARK", "add_arguments", "run"]
+
+HELP = "pyrate vs Spark's rate-micro-batch"
+SPARK = True
 
 # label -> (format, extra options). The ceiling yields cached batches: its shape is the variable.
 _CANDIDATES: dict[str, tuple[str, dict[str, str]]] = {
@@ -23,6 +28,16 @@ _CANDIDATES: dict[str, tuple[str, dict[str, str]]] = {
     "tuple-yielding source": ("pybench_tuples", {}),
 }
 _SAME_SHAPE_CEILING = "ceiling, 1M-row batches"  # pyrate's own batch shape
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--rows", type=int, nargs="+", default=[1_000_000, 5_000_000], help="rows per batch"
+    )
+    parser.add_argument("--batches", type=int, default=5, help="steady-state batches per query")
+    parser.add_argument("--partitions", type=int, default=2, help="numPartitions (default 2)")
+    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds (default 2)")
+    parser.add_argument("--no-tuples", action="store_true", help="skip the tuple-yielding source")
 
 
 def _measure_size(
@@ -42,22 +57,17 @@ def _measure_size(
     return merged
 
 
-def run_rate_benchmark(
-    spark: Any,
-    sizes: list[int],
-    batches: int = 5,
-    partitions: int = 2,
-    tuples: bool = True,
-    rounds: int = 2,
-) -> dict[str, Any]:
+def run(args: argparse.Namespace) -> dict[str, Any]:
     """Measure each source at each batch size; print a table and return the figures."""
-    from pysparksources.benchmarking.sources import CachedBatchDataSource, TupleDataSource
+    from pysparksources.bench._reference import CachedBatchDataSource, TupleDataSource
 
+    spark = bench_session(args)
     spark.dataSource.register(CachedBatchDataSource)
     spark.dataSource.register(TupleDataSource)
-    results: dict[str, Any] = {"partitions": partitions, "rounds": rounds, "sizes": {}}
-    for rows in sizes:
-        measured = _measure_size(spark, rows, partitions, batches, rounds, tuples)
+    partitions, tuples = args.partitions, not args.no_tuples
+    results: dict[str, Any] = {"partitions": partitions, "rounds": args.rounds, "sizes": {}}
+    for rows in args.rows:
+        measured = _measure_size(spark, rows, partitions, args.batches, args.rounds, tuples)
         native = measured["rate-micro-batch"].median_rows_per_second
         print(f"\n{rows:,} rows per batch, {partitions} partitions, noop sink (median rows/s)")
         figures: dict[str, float] = {}
@@ -83,12 +93,12 @@ def run_rate_benchmark(
         results["sizes"][str(rows)] = figures
     one = {"rowsPerBatch": "1", "numPartitions": str(partitions)}
     fixed = {
-        label: measure_stream(spark, label, fmt, one, batches).median_batch_ms
+        label: measure_stream(spark, label, fmt, one, args.batches).median_batch_ms
         for label, fmt in (("rate-micro-batch", "rate-micro-batch"), ("pyrate", "pyrate"))
     }
     print("\nfixed cost of a 1-row batch (median trigger time)")
     for label, ms in fixed.items():
         print(f"  {label:<18} {ms:6.0f} ms")
     results["one_row_batch_ms"] = fixed
-    print("\n" + json.dumps(results))
+    spark.stop()
     return results

@@ -1,4 +1,4 @@
-"""Event Hubs benchmark pieces: an emulator in its own process, a backlog, a plain SDK reader.
+"""Event Hubs scenario pieces: an emulator in its own process, a backlog, a plain SDK reader.
 
 The emulator runs as a separate process (``pysparksources eventhubs-emulator``) so that the
 server, the SDK clients and Spark's Python workers do not share one GIL: what is measured is

@@ -1,52 +1,40 @@
-"""pyfile sink vs Spark's native file sink on the same pyrate stream, plus the Arrow-hop cap.
+"""pyfile's sink against Spark's file sink on the same pyrate stream, plus the Arrow-hop cap.
 
-Usage: python benchmarks/files_sink_bench.py [--rows 5000000] [--partitions 2] [--batches 4]
-       [--warmup 2] [--formats parquet json] [--rounds 1] [--master local[2]]
-
-Each round runs, per format, Spark's file sink, pyfile, and a Python sink that discards its
-Arrow batches (what any Python sink can reach at this batch shape), processingTime 0,
-``--rows`` rows per micro-batch. Rows/s are medians of the steady-state batches' progress
-(numInputRows / triggerExecution). Prints a table and one JSON line.
+Each round runs Spark's file sink and pyfile per format, and a Python sink that discards its
+Arrow batches (``pybench_discard``: what any Python sink can reach at this batch shape),
+processingTime 0, ``--rows`` rows per micro-batch. Rows/s are medians of the steady-state
+batches' progress (numInputRows / triggerExecution).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import sys
+from typing import Any
+
+from pysparksources.bench._harness import bench_session, measure_sink
+
+__all__ = ["HELP", "SPARK", "add_arguments", "run"]
+
+HELP = "pyfile sink vs Spark's file sink (parquet, json) and the Arrow-hop cap"
+SPARK = True
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rows", type=int, default=5_000_000)
     parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--batches", type=int, default=4)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--formats", nargs="+", default=["parquet", "json"])
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--master", default="local[2]")
-    args = parser.parse_args()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
-    from pyspark.sql import SparkSession
 
-    from pysparksources.benchmarking.sinks import DiscardDataSource, measure_sink
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from pysparksources.bench._reference import DiscardDataSource
 
-    spark = (
-        SparkSession.builder.master(args.master)
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = bench_session(args)
     spark.dataSource.register(DiscardDataSource)
     source = {"rowsPerBatch": str(args.rows), "numPartitions": str(args.partitions)}
-    runs = {
-        "native": lambda fmt: (fmt, {}),
-        "pyfile": lambda fmt: ("pyfile", {"format": fmt}),
-    }
     figures: dict[str, list[float]] = {}
     for _ in range(args.rounds):
         cap = measure_sink(
@@ -55,8 +43,8 @@ def main() -> int:
         figures.setdefault("discard", []).append(cap.median_rows_per_second)
         print(f"  {'discard':<16} batches {[round(ms) for ms in cap.batch_ms]} ms", flush=True)
         for fmt in args.formats:
-            for name, build in runs.items():
-                sink, options = build(fmt)
+            for name in ("native", "pyfile"):
+                sink, options = (fmt, {}) if name == "native" else ("pyfile", {"format": fmt})
                 label = f"{fmt} {name}"
                 result = measure_sink(
                     spark, label, sink, options, source, args.batches, args.warmup
@@ -69,7 +57,7 @@ def main() -> int:
     med = {label: statistics.median(values) for label, values in figures.items()}
     print(f"\n{args.rows:,} rows per batch, {args.partitions} partitions, {args.master}")
     print(f"{'discard (cap)':<16} {med['discard'] / 1e6:6.2f} M rows/s")
-    summary: dict[str, object] = {"rows": args.rows, "partitions": args.partitions, **med}
+    summary: dict[str, Any] = {"rows": args.rows, "partitions": args.partitions, **med}
     for fmt in args.formats:
         native, ours = med[f"{fmt} native"], med[f"{fmt} pyfile"]
         print(
@@ -78,9 +66,4 @@ def main() -> int:
         )
         summary[f"{fmt} ratio"] = ours / native
         summary[f"{fmt} of cap"] = ours / med["discard"]
-    print(json.dumps(summary))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return summary

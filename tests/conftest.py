@@ -41,7 +41,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def spark() -> Iterator[Any]:
     """The classic session. No register() call here: sources must auto-register."""
     from pyspark.sql import SparkSession
-    from sparkprocs import LONG_LIVED_DRIVER_CONF
+    from support.spark_processes import LONG_LIVED_DRIVER_CONF
 
     session = (
         SparkSession.builder.master("local[2]")
@@ -60,7 +60,7 @@ def spark() -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from sparkprocs import ConnectServer
+    from support.spark_processes import ConnectServer
 
     server = ConnectServer(tmp_path_factory.mktemp("connect"))
     yield server

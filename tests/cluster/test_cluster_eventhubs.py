@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 from azure.eventhub import EventData, EventHubProducerClient
-from drivers import pyeventhub_on_cluster
-from sparkprocs import StandaloneCluster
-from streamtools import data_batches, wait_for_batches
+from support.cluster_drivers import pyeventhub_on_cluster
+from support.spark_processes import StandaloneCluster
+from support.streams import data_batches, wait_for_batches
 from test_cluster_rate import run_driver
 
 from pysparksources.emulator import EventHubsEmulator

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from drivers import land_files, pyfile_on_cluster, pyfile_stream
-from sparkprocs import StandaloneCluster
-from streamtools import data_batches, wait_for_batches
+from support.cluster_drivers import land_files, pyfile_on_cluster, pyfile_stream
+from support.spark_processes import StandaloneCluster
+from support.streams import data_batches, wait_for_batches
 from test_cluster_rate import run_driver
 
 pytestmark = pytest.mark.cluster

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from drivers import pyrate_on_cluster
-from sparkprocs import StandaloneCluster, worker_env
+from support.cluster_drivers import pyrate_on_cluster
+from support.spark_processes import StandaloneCluster, worker_env
 
 pytestmark = pytest.mark.cluster
 HERE = Path(__file__).resolve().parent
@@ -18,7 +18,13 @@ HERE = Path(__file__).resolve().parent
 
 def run_driver(cluster: StandaloneCluster, scenario: str, out: Path, **env: str) -> dict[str, Any]:
     result = subprocess.run(
-        [sys.executable, str(HERE / "drivers.py"), cluster.url, scenario, str(out)],
+        [
+            sys.executable,
+            str(HERE.parent / "support" / "cluster_drivers.py"),
+            cluster.url,
+            scenario,
+            str(out),
+        ],
         capture_output=True,
         text=True,
         timeout=300,

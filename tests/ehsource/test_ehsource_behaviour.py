@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ehsource_helpers import read_back, reader, run_available_now, send, seqs
-from streamtools import progress
+from support.pyeventhub import read_back, reader, run_available_now, send, seqs
+from support.streams import progress
 
 from pysparksources.emulator import EmulatorConfig, EventHubsEmulator, Fault, HubConfig
 

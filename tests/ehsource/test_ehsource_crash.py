@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ehsource_helpers import send
-from sparkprocs import worker_env
+from support.pyeventhub import send
+from support.spark_processes import worker_env
 
 pytestmark = pytest.mark.spark
 HERE = Path(__file__).parent

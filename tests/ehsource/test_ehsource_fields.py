@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from azure.eventhub import EventData
-from ehsource_helpers import batch_read, send
+from support.pyeventhub import batch_read, send
 
 from pysparksources.emulator import EventHubsEmulator
 

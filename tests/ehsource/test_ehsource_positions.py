@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
-from ehsource_helpers import batch_read, send, seqs
+from support.pyeventhub import batch_read, send, seqs
 
 from pysparksources.emulator import EventHubsEmulator
 

@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ehsource_helpers import read_back, reader, run_available_now, send
-from streamtools import progress, wait_for_batches
+from support.pyeventhub import read_back, reader, run_available_now, send
+from support.streams import progress, wait_for_batches
 
 from pysparksources.emulator import EventHubsEmulator
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ehsource_helpers import (
+from support.pyeventhub import (
     offsets_per_batch,
     read_back,
     reader,
@@ -15,7 +15,7 @@ from ehsource_helpers import (
     send,
     seqs,
 )
-from streamtools import progress
+from support.streams import progress
 
 from pysparksources.emulator import EventHubsEmulator
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ehhelpers import bodies, producer, receive, send
+from support.eventhubs import bodies, producer, receive, send
 
 from pysparksources.emulator import EmulatorConfig, EventHubsEmulator, HubConfig
 from pysparksources.emulator._storage import PartitionLog

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from azure.eventhub import EventData
 from azure.eventhub.exceptions import ConnectError, ConnectionLostError, EventHubError
-from ehhelpers import Collector, bodies, producer, receive, send
+from support.eventhubs import Collector, bodies, producer, receive, send
 
 from pysparksources.emulator import EventHubsEmulator
 

@@ -10,8 +10,8 @@ import sys
 
 os.environ["PYSPARK_PYTHON"] = sys.executable
 
-from crash_hooks import HookedSource
 from pyspark.sql import SparkSession
+from support.crash_hooks import HookedSource
 
 
 def main() -> None:

@@ -13,8 +13,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from azurite import Azurite, azurite
-from sinkhelpers import rate, run
+from support.azurite import Azurite, azurite
+from support.pyfile_sink import rate, run
 
 from pysparksources.files._manifest import committed_files
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sinkhelpers import data_files, manifest_names
-from sparkprocs import worker_env
+from support.pyfile_sink import data_files, manifest_names
+from support.spark_processes import worker_env
 
 pytestmark = pytest.mark.spark
 HERE = Path(__file__).parent

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sinkhelpers import EXPRS, data_files, manifest_names, rate, read_back, run, sink
+from support.pyfile_sink import EXPRS, data_files, manifest_names, rate, read_back, run, sink
 
 pytestmark = pytest.mark.spark
 

@@ -15,8 +15,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from azurite import Azurite, azurite
-from pfhelpers import SCHEMA, ids_in, run_available_now
+from support.azurite import Azurite, azurite
+from support.pyfile_source import SCHEMA, ids_in, run_available_now
 
 pytestmark = pytest.mark.spark
 __all__ = ["azurite"]

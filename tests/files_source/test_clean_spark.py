@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pfhelpers import ids_in, run_available_now, stream, write_parquet
+from support.pyfile_source import ids_in, run_available_now, stream, write_parquet
 
 from pysparksources.files._clean import SourceCleaner
 from pysparksources.files._filesystem import resolve

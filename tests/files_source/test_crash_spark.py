@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pfhelpers import ids_in, write_parquet
+from support.pyfile_source import ids_in, write_parquet
 
 pytestmark = pytest.mark.spark
-DRIVER = Path(__file__).with_name("crash_driver.py")
+DRIVER = Path(__file__).parents[1] / "support" / "crash_drivers.py"
 FILES, ROWS = 16, 50
 
 

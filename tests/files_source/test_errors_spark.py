@@ -7,7 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pfhelpers import SCHEMA, ids_in, run_available_now, stream, write_parquet, write_text
+from support.pyfile_source import (
+    SCHEMA,
+    ids_in,
+    run_available_now,
+    stream,
+    write_parquet,
+    write_text,
+)
 
 pytestmark = pytest.mark.spark
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pfhelpers import ids_in, run_available_now, stream, write_parquet
+from support.pyfile_source import ids_in, run_available_now, stream, write_parquet
 
 pytestmark = pytest.mark.spark
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pfhelpers import ids_in, run_available_now, stream, write_parquet, write_rows
+from support.pyfile_source import ids_in, run_available_now, stream, write_parquet, write_rows
 
 pytestmark = pytest.mark.spark
 

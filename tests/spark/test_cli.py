@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from sparkprocs import worker_env
+from support.spark_processes import worker_env
 
 pytestmark = pytest.mark.spark
 

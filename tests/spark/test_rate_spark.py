@@ -11,8 +11,8 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from sparkprocs import worker_env
-from streamtools import collect_rows, data_batches, to_parquet, wait_for_batches
+from support.spark_processes import worker_env
+from support.streams import collect_rows, data_batches, to_parquet, wait_for_batches
 
 import pysparksources
 from pysparksources.rate._timeline import value_at_second

@@ -73,7 +73,7 @@ def run_available_now(df: Any, out: Path, checkpoint: Path) -> list[dict[str, An
         .start()
     )
     query.awaitTermination(240)
-    from streamtools import progress
+    from support.streams import progress
 
     return progress(query)
 

@@ -1,7 +1,11 @@
-"""Shared fixtures: one classic local[2] session and one Spark Connect server per test run."""
+"""Shared fixtures: one classic local[2] session and one Spark Connect server per test run,
+and the package's Event Hubs emulator fixtures. Helpers shared by the folders live in
+``tests/support``; test modules never import each other (checked at session start).
+"""
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
 from collections.abc import Iterator
@@ -10,7 +14,9 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent))  # for the support package
+
+pytest_plugins = ["pysparksources.emulator.pytest_plugin"]
 
 os.environ["PYSPARK_PYTHON"] = sys.executable
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -84,11 +90,28 @@ def session(request: pytest.FixtureRequest) -> Any:
     return request.getfixturevalue(name)
 
 
+def _imported_test_modules(path: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+    return [n for n in names if n.split(".")[-1].startswith("test_")]
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Fail fast on two test files with one basename: rootdir-relative imports collide on them."""
+    """Fail fast on two test files with one basename (rootdir-relative imports collide on
+    them) and on a test module importing another (shared helpers belong in tests/support)."""
     root = Path(str(session.config.rootpath)) / "tests"
     seen: dict[str, Path] = {}
     for path in sorted(root.rglob("test_*.py")):
         if path.name in seen:
             raise pytest.UsageError(f"test files share a basename: {seen[path.name]} and {path}")
         seen[path.name] = path
+        imported = _imported_test_modules(path)
+        if imported:
+            raise pytest.UsageError(
+                f"{path} imports test module(s) {', '.join(imported)}: move what they share "
+                "into tests/support"
+            )

@@ -6,7 +6,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from azure.eventhub import EventData
-from support.pyeventhub import batch_read, send
+from support.eventhubs import send
+from support.pyeventhub import batch_read
 
 from pysparksources.emulator import EventHubsEmulator
 

@@ -6,7 +6,7 @@ import math
 import time
 
 import pytest
-from support.pyeventhub import send
+from support.eventhubs import send
 
 from pysparksources.emulator import EventHubsEmulator, Fault
 from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo

@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
-from support.pyeventhub import batch_read, send, seqs
+from support.eventhubs import send
+from support.pyeventhub import batch_read, seqs
 
 from pysparksources.emulator import EventHubsEmulator
 

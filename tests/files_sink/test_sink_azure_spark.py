@@ -14,7 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from support.azurite import Azurite, azurite
-from support.pyfile_sink import rate, run
+from support.pyfile_sink import run
+from support.streams import rate
 
 from pysparksources.files._manifest import committed_files
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.pyfile_sink import rate
+from support.streams import rate
 
 from pysparksources._options import OptionError
 

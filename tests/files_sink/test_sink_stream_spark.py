@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.pyfile_sink import EXPRS, data_files, manifest_names, rate, read_back, run, sink
+from support.pyfile_sink import EXPRS, data_files, manifest_names, read_with_spark, run, sink
+from support.streams import rate
 
 pytestmark = pytest.mark.spark
 
@@ -27,7 +28,7 @@ def test_round_trip_parquet_classic_and_connect(session: Any, tmp_path: Path) ->
     out = tmp_path / "out"
     run(rate(session, 3000, 1000).selectExpr(*EXPRS), out, tmp_path / "ck")
     assert manifest_names(out) == ["0", "1", "2"]
-    _same_rows(read_back(session, "parquet", out), _expected(session, 3000))
+    _same_rows(read_with_spark(session, "parquet", out), _expected(session, 3000))
 
 
 @pytest.mark.parametrize(
@@ -41,7 +42,7 @@ def test_round_trip_formats(
     df = rate(spark, 2000, 1000).selectExpr(*EXPRS)
     run(df, out, tmp_path / "ck", format=fmt, compression=compression)
     assert data_files(out) and all(f.endswith(suffix) for f in data_files(out))
-    _same_rows(read_back(spark, fmt, out), _expected(spark, 2000))
+    _same_rows(read_with_spark(spark, fmt, out), _expected(spark, 2000))
 
 
 def test_text_and_compression(spark: Any, tmp_path: Path) -> None:

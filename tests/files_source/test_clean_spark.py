@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.pyfile_source import ids_in, run_available_now, stream, write_parquet
+from support.pyfile_source import ids_in, stream, write_parquet
+from support.streams import progress, run_available_now
 
 from pysparksources.files._clean import SourceCleaner
 from pysparksources.files._filesystem import resolve
@@ -52,7 +53,7 @@ def test_clean_source_failure_never_fails_the_query(spark: Any, tmp_path: Path) 
         "cleanSource": "archive",
         "sourceArchiveDir": blocked,
     }
-    batches = run_available_now(stream(spark, src, log, **options), out, ck)
+    batches = progress(run_available_now(stream(spark, src, log, **options), out, ck))
     assert sum(b["numInputRows"] for b in batches) == 3
     run_available_now(stream(spark, src, log, **options), out, ck)  # restart cleans again
     assert ids_in(spark, out) == [0, 1, 2]

@@ -1,13 +1,15 @@
-"""Driver programs run as their own process against the cluster (a process can hold only one
-classic SparkContext, and the test process already has a local one).
-
-Each prints one JSON line starting with ``RESULT``.
+"""Driver programs for the cluster tests, run over Spark Connect from the test process or as
+their own process with :func:`run_driver` (a process can hold only one classic SparkContext,
+and the test process already has a local one). Each returns (or prints, as one JSON line
+starting with ``RESULT``) what it read and which executors read it.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -142,6 +144,23 @@ def pyeventhub_on_cluster(spark: Any, root: str, conn: str | None = None) -> dic
             ]
         ),
     }
+
+
+def run_driver(cluster: Any, scenario: str, out: Path, **env: str) -> dict[str, Any]:
+    """Run one scenario as a classic driver process on ``cluster``; its RESULT line, parsed."""
+    from support.spark_processes import worker_env
+
+    result = subprocess.run(
+        [sys.executable, __file__, cluster.url, scenario, str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**worker_env(), **env},
+    )
+    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
+    assert result.returncode == 0 and lines, result.stdout + result.stderr[-4000:]
+    parsed: dict[str, Any] = json.loads(lines[-1][len("RESULT ") :])
+    return parsed
 
 
 if __name__ == "__main__":

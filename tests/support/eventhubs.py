@@ -1,4 +1,4 @@
-"""Small wrappers around the real azure-eventhub SDK used by the emulator tests."""
+"""The real azure-eventhub SDK as the tests' own client: send, receive, collect."""
 
 from __future__ import annotations
 
@@ -120,3 +120,28 @@ def receive(
 
 def bodies(events: list[Any]) -> list[str]:
     return [event.body_as_str() for event in events]
+
+
+def received(conn: str, count: int, timeout: float = 60) -> list[Any]:
+    """At least ``count`` events from every partition, read from the start by the SDK."""
+    client = EventHubConsumerClient.from_connection_string(conn, consumer_group="$Default")
+    events: list[Any] = []
+    lock = threading.Lock()
+    done = threading.Event()
+
+    def on_batch(context: Any, batch: list[Any]) -> None:
+        with lock:
+            events.extend((context.partition_id, e) for e in batch)
+            if len(events) >= count:
+                done.set()
+
+    thread = threading.Thread(
+        target=client.receive_batch,
+        kwargs={"on_event_batch": on_batch, "starting_position": "-1", "max_wait_time": 1},
+        daemon=True,
+    )
+    thread.start()
+    done.wait(timeout)
+    client.close()
+    thread.join(30)
+    return events

@@ -1,22 +1,11 @@
-"""Send with the real SDK; run pyeventhub queries into Spark's parquet sink."""
+"""pyeventhub queries: read a hub into Spark's parquet sink, write a stream to a hub."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from azure.eventhub import EventData, EventHubProducerClient
-
-FAST = {"retry_total": 2, "retry_backoff_factor": 0.1, "retry_backoff_max": 0.5}
-
-
-def send(conn: str, bodies: list[Any], **batch_kwargs: Any) -> None:
-    """One batch of events (``partition_id`` / ``partition_key`` via batch_kwargs)."""
-    with EventHubProducerClient.from_connection_string(conn, **FAST) as client:
-        batch = client.create_batch(**batch_kwargs)
-        for body in bodies:
-            batch.add(body if isinstance(body, EventData) else EventData(body))
-        client.send_batch(batch)
+from support.streams import run_available_now
 
 
 def reader(session: Any, conn: str, **options: Any) -> Any:
@@ -26,18 +15,9 @@ def reader(session: Any, conn: str, **options: Any) -> Any:
     return stream.load()
 
 
-def run_available_now(session: Any, df: Any, tmp: Path, name: str = "q") -> Any:
-    query = (
-        df.writeStream.format("parquet")
-        .option("path", str(tmp / f"{name}-out"))
-        .option("checkpointLocation", str(tmp / f"{name}-cp"))
-        .trigger(availableNow=True)
-        .start()
-    )
-    query.awaitTermination(300)
-    if query.exception() is not None:
-        raise AssertionError(str(query.exception()))
-    return query
+def run_to_parquet(df: Any, tmp: Path, name: str = "q") -> Any:
+    """Run ``df`` under AvailableNow into ``<tmp>/<name>-out`` (checkpoint ``<name>-cp``)."""
+    return run_available_now(df, tmp / f"{name}-out", tmp / f"{name}-cp")
 
 
 def read_back(session: Any, tmp: Path, name: str = "q") -> list[Any]:
@@ -68,3 +48,15 @@ def offsets_per_batch(progress_entries: list[dict[str, Any]], hub: str) -> list[
         end = source["endOffset"][hub]
         result.append({pid: end[pid] - start.get(pid, 0) for pid in end})
     return result
+
+
+def stream_to_hub(df: Any, conn: str, tmp: Path, **options: Any) -> Any:
+    """Run ``df`` (a finite stream) into pyeventhub until it ends; return the query."""
+    writer = df.writeStream.format("pyeventhub").option("connectionString", conn)
+    for name, value in options.items():
+        writer = writer.option(name, str(value))
+    query = writer.option("checkpointLocation", str(tmp / "ck")).trigger(availableNow=True).start()
+    query.awaitTermination(300)
+    if query.exception() is not None:
+        raise AssertionError(str(query.exception()))
+    return query

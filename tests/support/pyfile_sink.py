@@ -1,4 +1,4 @@
-"""Helpers for pyfile sink tests: a deterministic pyrate stream, the sink, Spark's readers."""
+"""pyfile sink helpers: columns derived from pyrate, the sink, what Spark's readers see."""
 
 from __future__ import annotations
 
@@ -19,18 +19,6 @@ EXPRS = [
 SCHEMA = "id BIGINT, s STRING, d DOUBLE, b BOOLEAN, day DATE, ts TIMESTAMP, n STRING"
 
 
-def rate(session: Any, total: int, per_batch: int, partitions: int = 2) -> Any:
-    """``total`` rows of pyrate, ``per_batch`` rows per micro-batch, even under AvailableNow."""
-    return (
-        session.readStream.format("pyrate")
-        .option("rowsPerBatch", per_batch)
-        .option("maxRowsPerTrigger", per_batch)
-        .option("totalRows", total)
-        .option("numPartitions", partitions)
-        .load()
-    )
-
-
 def sink(df: Any, out: Path | str, checkpoint: Path, **options: Any) -> Any:
     """Start ``df`` into pyfile under AvailableNow; options as given (format etc.)."""
     writer = df.writeStream.format("pyfile").option("checkpointLocation", str(checkpoint))
@@ -46,7 +34,7 @@ def run(df: Any, out: Path | str, checkpoint: Path, **options: Any) -> Any:
     return query
 
 
-def read_back(session: Any, fmt: str, out: Path | str, schema: str = SCHEMA) -> Any:
+def read_with_spark(session: Any, fmt: str, out: Path | str, schema: str = SCHEMA) -> Any:
     """The output as Spark's own batch reader sees it (it honours _spark_metadata)."""
     reader = session.read
     if fmt != "parquet":
@@ -55,7 +43,7 @@ def read_back(session: Any, fmt: str, out: Path | str, schema: str = SCHEMA) -> 
 
 
 def ids(session: Any, fmt: str, out: Path | str, column: str = "id") -> list[int]:
-    df = read_back(session, fmt, out, f"{column} BIGINT" if fmt == "csv" else SCHEMA)
+    df = read_with_spark(session, fmt, out, f"{column} BIGINT" if fmt == "csv" else SCHEMA)
     return sorted(int(r[0]) for r in df.select(column).collect())
 
 

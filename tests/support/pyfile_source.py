@@ -1,4 +1,4 @@
-"""Helpers for pyfile source tests: write small input files, run AvailableNow queries."""
+"""pyfile source helpers: write small input files in every format, read a folder as a stream."""
 
 from __future__ import annotations
 
@@ -61,21 +61,6 @@ def stream(session: Any, src: Path, log: Path, fmt: str = "parquet", **options: 
     return reader.schema(options.pop("schema", SCHEMA) if "schema" in options else SCHEMA).load(
         str(src)
     )
-
-
-def run_available_now(df: Any, out: Path, checkpoint: Path) -> list[dict[str, Any]]:
-    """Run to completion into Spark's parquet sink; the progress of each batch."""
-    query = (
-        df.writeStream.format("parquet")
-        .option("path", str(out))
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
-    )
-    query.awaitTermination(240)
-    from support.streams import progress
-
-    return progress(query)
 
 
 def ids_in(session: Any, out: Path) -> list[int]:

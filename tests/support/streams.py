@@ -44,6 +44,15 @@ def wait_for_batches(query: Any, count: int, timeout: float = 120) -> None:
     raise TimeoutError(f"query did not complete {count} batches in {timeout}s")
 
 
+def wait_for_rows(query: Any, rows: int, timeout: float, what: str) -> None:
+    """Block until the query's batches have read ``rows`` rows (query still running)."""
+    deadline = time.monotonic() + timeout
+    while sum(p["numInputRows"] for p in data_batches(query)) < rows:
+        assert query.exception() is None, query.exception()
+        assert time.monotonic() < deadline, what
+        time.sleep(0.5)
+
+
 def to_parquet(df: Any, out: Path, checkpoint: Path, **trigger: Any) -> Any:
     """Start ``df`` into Spark's own (exactly-once) parquet sink."""
     return (
@@ -53,6 +62,32 @@ def to_parquet(df: Any, out: Path, checkpoint: Path, **trigger: Any) -> Any:
         .trigger(**trigger)
         .start()
     )
+
+
+def run_available_now(df: Any, out: Path, checkpoint: Path, timeout: float = 300) -> Any:
+    """Run ``df`` into Spark's parquet sink under AvailableNow until it ends; the query."""
+    query = to_parquet(df, out, checkpoint, availableNow=True)
+    query.awaitTermination(timeout)
+    if query.exception() is not None:
+        raise AssertionError(str(query.exception()))
+    return query
+
+
+def rate(session: Any, total: int, per_batch: int, partitions: int = 2, capped: bool = True) -> Any:
+    """``total`` pyrate rows as a finite stream, ``per_batch`` rows per logical batch.
+
+    ``capped``: at most ``per_batch`` rows per micro-batch, even under AvailableNow (which
+    otherwise reads every remaining row of a finite stream in one micro-batch).
+    """
+    reader = (
+        session.readStream.format("pyrate")
+        .option("rowsPerBatch", per_batch)
+        .option("totalRows", total)
+        .option("numPartitions", partitions)
+    )
+    if capped:
+        reader = reader.option("maxRowsPerTrigger", per_batch)
+    return reader.load()
 
 
 def collect_rows(session: Any, path: Path, columns: str) -> list[tuple[Any, ...]]:

@@ -46,7 +46,7 @@ from pysparksources.files.planning import FilePartition, ReadContext, plan_parti
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
-__all__ = ["FileBatchReader", "FileStreamReader", "default_schema"]
+__all__ = ["FileBatchReader", "FileStreamReader", "committed_files", "default_schema"]
 
 log = logging.getLogger(__name__)
 Offset = dict[str, Any]

@@ -16,7 +16,7 @@ from typing import Any
 import fsspec
 from spark35_checkpoint import Batch, connector_offset, write_checkpoint
 
-from pysparksources.cli import main
+from pysparksources.cli import build_parser, main
 from pysparksources.eventhubs.positions import parse_positions
 
 RECORDED = Path(__file__).parent / "spark35"
@@ -190,3 +190,24 @@ def test_command_line_has_no_traceback_and_imports_no_spark_or_azure(tmp_path: P
     assert failed.stdout == ""
     assert "Traceback" not in failed.stderr
     assert failed.stderr.startswith("migrate-checkpoint: error: ")
+
+
+def test_readme_documents_the_command_and_its_options() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("### Migrating from the Scala connector", 1)[1].split("\n## ", 1)[0]
+    assert "pysparksources eventhubs migrate-checkpoint <checkpointLocation>" in section
+    assert "**Keep the checkpoint (preferred).**" in section
+    parser = build_parser()
+    migrate_parser = parser.parse_args(["eventhubs", "migrate-checkpoint", "x"])
+    assert migrate_parser.handler.__name__ == "_eventhubs_migrate_checkpoint"
+    tools = next(a for a in parser._actions if a.dest == "command").choices["eventhubs"]
+    command = next(a for a in tools._actions if a.dest == "eventhubs_command")
+    flags = [
+        flag
+        for action in command.choices["migrate-checkpoint"]._actions
+        for flag in action.option_strings
+        if flag.startswith("--") and flag != "--help"
+    ]
+    assert flags == ["--source-index", "--hub", "--partition-count"]
+    for flag in flags:
+        assert flag in section, f"the README's migration section does not mention {flag}"

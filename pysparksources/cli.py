@@ -1,4 +1,5 @@
-"""The ``pysparksources`` command: ``demo``, ``doctor``, ``bench`` and ``eventhubs-emulator``.
+"""The ``pysparksources`` command: ``demo``, ``doctor``, ``bench``, ``eventhubs-emulator`` and
+``eventhubs migrate-checkpoint``.
 
 Building the parser imports nothing else of the package: each subcommand imports what it runs,
 and ``bench`` and ``eventhubs-emulator`` parse their own arguments once imported.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from typing import Any
 
 __all__ = ["main"]
 
@@ -43,6 +45,40 @@ def _eventhubs_emulator(args: argparse.Namespace, rest: list[str]) -> int:
 _DELEGATED = {"bench", "eventhubs-emulator"}
 
 
+def _eventhubs_migrate_checkpoint(args: argparse.Namespace, rest: list[str]) -> int:
+    from pysparksources.eventhubs._migrate import run
+
+    return run(args)
+
+
+def _add_eventhubs_tools(commands: Any) -> None:
+    eventhubs = commands.add_parser("eventhubs", help="Event Hubs tools (no Spark needed)")
+    tools = eventhubs.add_subparsers(dest="eventhubs_command", required=True)
+    migrate = tools.add_parser(
+        "migrate-checkpoint",
+        help="startingPositions that continue a Scala-connector query's checkpoint",
+        description="Print the pyeventhub startingPositions JSON that continues exactly where "
+        "the Scala connector's query of this checkpoint stopped (its last committed batch).",
+    )
+    migrate.add_argument("checkpoint", metavar="checkpointLocation", help="path or fsspec URL")
+    migrate.add_argument(
+        "--source-index",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the Event Hubs source's index in the query (default: the only one that fits)",
+    )
+    migrate.add_argument("--hub", default=None, metavar="NAME", help="hub, if several")
+    migrate.add_argument(
+        "--partition-count",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the hub's partition count now, to warn about partitions the checkpoint lacks",
+    )
+    migrate.set_defaults(handler=_eventhubs_migrate_checkpoint)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pysparksources",
@@ -72,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve Event Hubs over AMQP on 127.0.0.1 (tests, demos; --help for options)",
     )
     emulator.set_defaults(handler=_eventhubs_emulator)
+    _add_eventhubs_tools(commands)
     return parser
 
 

@@ -13,23 +13,20 @@ that never committed stay invisible. This module writes and reads that log in Sp
   == 0``), the same format holding every file of all batches so far, so a reader opens one
   compact file plus at most ``interval - 1`` deltas however long the history grows.
 - A batch file is created atomically and never overwritten: a second writer of the same
-  batch id fails instead of replacing the first's list.
+  batch id fails instead of replacing the first's list (``filesystem.create_exclusive``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
 import unicodedata
-import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from pysparksources.files.filesystem import FileLocation, resolve
+from pysparksources.files.filesystem import FileLocation, create_exclusive, resolve
 
 __all__ = [
     "METADATA_DIR",
@@ -227,28 +224,7 @@ class ManifestLog:
         self._create(self._path(batch_id, compact), body.encode("utf-8"))
 
     def _create(self, path: str, data: bytes) -> None:
-        if self.metadata.protocol in ("file", "local"):
-            _create_local(path, data)
-            return
-        # Object stores make a PUT visible whole; mode="create" adds if-none-match.
-        if self._fs.exists(path):
-            raise FileExistsError(path)
-        self._fs.pipe_file(path, data, mode="create")
-
-
-def _create_local(path: str, data: bytes) -> None:
-    """Write a temporary file, then hard-link it into place: complete or absent, never replaced."""
-    folder, name = os.path.split(path)
-    temporary = os.path.join(folder, f".{name}.{uuid.uuid4().hex}.tmp")
-    try:
-        with open(temporary, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.link(temporary, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
+        create_exclusive(self.metadata, path, data)
 
 
 def committed_files(

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pysparksources._options import OptionError, Options
-from pysparksources.files.filesystem import FileLocation, resolve
+from pysparksources.files.filesystem import FileLocation, exclusive_create_problem, resolve
 
 __all__ = [
     "COMPRESSIONS",
@@ -158,6 +158,10 @@ def _location(options: Options) -> tuple[FileLocation, str]:
         ) from None
     if fs.isfile(location.path):
         raise options.error("path", "this is an existing file; the sink needs a folder")
+    problem = exclusive_create_problem(location)
+    if problem is not None:
+        # The manifest's exactly-once rests on create-if-absent: refuse rather than overwrite.
+        raise options.error("path", problem)
     if location.protocol == "file":
         # Manifest entries are full URIs, as Spark's FileStreamSink writes them.
         return location, location.url()

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pysparksources.files.filesystem import FileLocation
+from pysparksources.files.filesystem import FileLocation, create_exclusive
 
 __all__ = ["COMPACT_INTERVAL", "LogEntry", "SourceLog", "SourceLogInUse", "prune"]
 
@@ -198,25 +198,13 @@ class SourceLog:
 
     def _write_new(self, target: str, data: bytes) -> None:
         """Write ``target`` whole, refusing to replace it (a second writer must fail)."""
-        self._fs.makedirs(self._root, exist_ok=True)
-        tmp = self._path(f".{target.rsplit('/', 1)[-1]}.{uuid.uuid4().hex}.tmp")
-        self._fs.pipe_file(tmp, data)
         try:
-            if self.location.protocol in ("file", "local"):
-                os.link(tmp, target)  # atomic, fails if the target exists
-            else:
-                if self._fs.exists(target):
-                    raise FileExistsError(target)
-                self._fs.mv(tmp, target)
+            create_exclusive(self.location, target, data)
         except FileExistsError:
             raise RuntimeError(
                 f"pyfile: source log batch {self.location.url(target)} already exists: another "
                 "query wrote it. Use one sourceLogLocation per query."
             ) from None
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                if self._fs.exists(tmp):
-                    self._fs.rm(tmp)
 
     def _delete_before(self, batch_id: int) -> None:
         for batch, compact in self._batch_files().items():

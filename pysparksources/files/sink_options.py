@@ -13,6 +13,7 @@ from typing import Any
 
 from pysparksources._options import OptionError, Options
 from pysparksources.files.filesystem import FileLocation, exclusive_create_problem, resolve
+from pysparksources.files.manifest import ManifestRetention
 
 __all__ = [
     "COMPRESSIONS",
@@ -60,6 +61,20 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "delimiter": (",", "csv: alias of sep"),
     "ignoreNullFields": ("true", "json: leave null fields out of the objects, like Spark"),
     "parquetRowGroupRows": ("1048576", "parquet: at most this many rows per row group"),
+    "minBatchesToRetain": (
+        "100",
+        "manifest files of the last this many batches are kept (Spark's "
+        "spark.sql.streaming.minBatchesToRetain); older ones superseded by a compact file go",
+    ),
+    "logCleanupDelay": (
+        "10m",
+        "a superseded manifest file is deleted only once this old, so readers that listed "
+        "it can still open it (spark.sql.streaming.fileSink.log.cleanupDelay)",
+    ),
+    "logDeletion": (
+        "true",
+        "false keeps every manifest file (spark.sql.streaming.fileSink.log.deletion)",
+    ),
     "fs.<name>": ("unset", "storage option <name> passed to the fsspec filesystem (secrets ok)"),
 }
 _KNOWN = [name for name in OPTIONS if not name.startswith("fs.")]
@@ -82,6 +97,7 @@ class SinkConfig:
     csv_sep: str = ","
     ignore_null_fields: bool = True
     row_group_rows: int = 1 << 20
+    retention: ManifestRetention = field(default_factory=ManifestRetention)
     extras: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -132,6 +148,11 @@ def parse_sink_options(
         csv_sep=sep,
         ignore_null_fields=options.boolean("ignoreNullFields", True),
         row_group_rows=options.integer("parquetRowGroupRows", 1 << 20, minimum=1) or 1 << 20,
+        retention=ManifestRetention(
+            enabled=options.boolean("logDeletion", True),
+            min_batches=options.integer("minBatchesToRetain", 100, minimum=1) or 100,
+            cleanup_delay_ms=int(1000 * options.duration_seconds("logCleanupDelay", 600.0)),
+        ),
     )
 
 

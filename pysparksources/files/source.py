@@ -35,8 +35,8 @@ from pysparksources.files.admission import Admission
 from pysparksources.files.clean import SourceCleaner
 from pysparksources.files.filesystem import FileLocation
 from pysparksources.files.formats_read import read_split
-from pysparksources.files.listing import FileEntry, list_files, modification_ms
-from pysparksources.files.manifest import committed_files
+from pysparksources.files.listing import FileEntry, list_files
+from pysparksources.files.manifest import CommittedFiles, ManifestLog, uri_to_url
 from pysparksources.files.planning import FilePartition, ReadContext, plan_partitions
 from pysparksources.files.seen import SeenFiles
 from pysparksources.files.source_log import LogEntry, SourceLog, prune
@@ -45,7 +45,7 @@ from pysparksources.files.source_options import SourceConfig, parse_source_optio
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
-__all__ = ["FileBatchReader", "FileStreamReader", "default_schema"]
+__all__ = ["FileBatchReader", "FileStreamReader", "SourceLister", "default_schema"]
 
 log = logging.getLogger(__name__)
 Offset = dict[str, Any]
@@ -108,34 +108,43 @@ def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
 
 
 # -- listing: plain folders or a sink's _spark_metadata log ----------------------------
-def _list_source(config: SourceConfig) -> list[FileEntry]:
-    fs: Any = config.location.filesystem()
-    if config.pattern is None:
-        committed = _committed_files(config, fs)
-        if committed is not None:
-            return committed
-    return list_files(fs, config.base, config.pattern, config.path_glob_filter)
+class SourceLister:
+    """Lists the source's files; a file sink's output is read through its manifest.
 
+    When the folder holds ``_spark_metadata`` only committed files count, with the sizes and
+    modification times the manifest records (as Spark's MetadataLogFileIndex does): no request
+    per file. Manifest files never change, so each is parsed once per query run.
+    """
 
-def _committed_files(config: SourceConfig, fs: Any) -> list[FileEntry] | None:
-    """Files a file sink committed, when the folder holds its ``_spark_metadata`` log."""
-    metadata = config.base.rstrip("/") + "/" + METADATA_DIR
-    if not fs.isdir(metadata):
-        return None
-    # The location carries the fs.* storage options: a remote store's manifest needs them.
-    folder = FileLocation(config.location.protocol, config.base, config.location.storage_options)
-    paths = committed_files(folder)
-    if paths is None:
-        return None
-    entries = []
-    for url in paths:
-        path = _manifest_path(url)
-        try:
-            info = fs.info(path)
-        except FileNotFoundError:
-            continue
-        entries.append(FileEntry(path, modification_ms(info), int(info.get("size") or 0)))
-    return entries
+    def __init__(self, config: SourceConfig) -> None:
+        self._config = config
+        self._manifest: CommittedFiles | None = None
+        self._generation = -1
+        self._entries: list[FileEntry] = []
+
+    def files(self) -> list[FileEntry]:
+        config = self._config
+        fs: Any = config.location.filesystem()
+        if config.pattern is None:
+            if self._manifest is None:
+                # The location carries the fs.* storage options, which the manifest needs too.
+                manifest = ManifestLog(config.location.child(METADATA_DIR))
+                if manifest.exists():
+                    self._manifest = CommittedFiles(manifest)
+            if self._manifest is not None:
+                return self._committed(self._manifest)
+        return list_files(fs, config.base, config.pattern, config.path_glob_filter)
+
+    def _committed(self, manifest: CommittedFiles) -> list[FileEntry]:
+        current = manifest.refresh()
+        if manifest.generation != self._generation:
+            self._entries = [
+                FileEntry(_manifest_path(uri_to_url(f.path)), f.modification_time, f.size)
+                for f in current.values()
+                if not f.is_dir
+            ]
+            self._generation = manifest.generation
+        return self._entries
 
 
 def _manifest_path(url: str) -> str:
@@ -164,6 +173,7 @@ class _DriverState:
     seen: SeenFiles
     admission: Admission
     cleaner: SourceCleaner
+    lister: SourceLister
     current: int
     history: list[LogEntry] = field(default_factory=list)
     frozen: list[FileEntry] | None = None
@@ -205,7 +215,8 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
             discard_ratio=cfg.discard_cached_input_ratio,
         )
         cleaner = SourceCleaner(cfg.clean_source, cfg.location, cfg.archive_location)
-        self._state = _DriverState(source_log, seen, admission, cleaner, current, history)
+        lister = SourceLister(cfg)
+        self._state = _DriverState(source_log, seen, admission, cleaner, lister, current, history)
         return self._state
 
     # -- engine calls, in order --------------------------------------------------------
@@ -222,13 +233,13 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
     def prepareForTriggerAvailableNow(self) -> None:
         # One listing now; the batches of this run only take files from it.
         state = self._driver()
-        state.frozen = _list_source(self._config)
+        state.frozen = state.lister.files()
         state.admission.cache_enabled = False
         state.admission.clear_cache()
 
     def _new_files(self) -> list[FileEntry]:
         state = self._driver()
-        files = state.frozen if state.frozen is not None else _list_source(self._config)
+        files = state.frozen if state.frozen is not None else state.lister.files()
         seen = state.seen
         return [f for f in files if seen.is_new(f.path, f.timestamp)]
 
@@ -360,7 +371,7 @@ class FileBatchReader(DataSourceReader):  # type: ignore[misc]
 
     def partitions(self) -> list[InputPartition]:
         cfg = self._config
-        files = sorted(_list_source(cfg), key=lambda f: f.path)
+        files = sorted(SourceLister(cfg).files(), key=lambda f: f.path)
         context = ReadContext(cfg.location, self._target, cfg.reader)
         return list(
             plan_partitions(

@@ -53,7 +53,7 @@ def test_stream_on_memory_filesystem_with_replay_and_restart(root: str) -> None:
     reader = FileStreamReader(options(root, maxFilesPerTrigger="2"), SCHEMA)
     start = reader.initialOffset()
     end = reader.latestOffset(start, reader.getDefaultReadLimit())
-    assert end == {"logOffset": 0}
+    assert end["logOffset"] == 0 and list(end) == ["logId", "logOffset"]
     first = rows(reader, start, end)
     assert len(first) == 20
     # A second live reader on the same log is refused.
@@ -65,7 +65,7 @@ def test_stream_on_memory_filesystem_with_replay_and_restart(root: str) -> None:
     again = FileStreamReader(options(root, maxFilesPerTrigger="2"), SCHEMA)
     assert rows(again, start, end) == first
     nxt = again.latestOffset(end, ReadMaxFiles(2))
-    assert nxt == {"logOffset": 1}
+    assert nxt == {"logId": end["logId"], "logOffset": 1}
     assert rows(again, end, nxt) == list(range(20, 30))
     assert again.latestOffset(nxt, ReadMaxFiles(2)) == nxt
     again.stop()

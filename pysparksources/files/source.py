@@ -35,7 +35,7 @@ from pysparksources._offsets import canonical_offset
 from pysparksources._options import OptionError
 from pysparksources.files.admission import Admission
 from pysparksources.files.clean import SourceCleaner
-from pysparksources.files.filesystem import FileLocation
+from pysparksources.files.filesystem import FileLocation, exclusive_create_problem
 from pysparksources.files.formats_read import read_split
 from pysparksources.files.listing import FileEntry, list_files
 from pysparksources.files.manifest import CommittedFiles, ManifestLog, uri_to_url
@@ -209,6 +209,10 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
             return self._state
         cfg = self._config
         assert cfg.log_location is not None
+        problem = exclusive_create_problem(cfg.log_location)
+        if problem is not None:  # the log's batch files must never be replaced
+            error = OptionError("pyfile", "sourceLogLocation", cfg.log_location.url(), problem)
+            raise error.with_traceback(None) from None
         source_log = SourceLog(cfg.log_location)
         source_log.acquire(cfg.lease_timeout_s)
         history = source_log.restore()

@@ -141,7 +141,7 @@ def test_an_old_backend_is_refused_at_start(
     """adlfs before 2024.12 ignored mode="create" and overwrote: the sink refuses to start."""
     import importlib.metadata
 
-    from pyspark.sql.types import LongType, StructField, StructType
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     real = importlib.metadata.version
     monkeypatch.setattr(
@@ -154,3 +154,23 @@ def test_an_old_backend_is_refused_at_start(
     message = str(refused.value)
     assert "'path'" in message and "adlfs 2024.4.1" in message and "adlfs>=2024.12.0" in message
     assert azurite.account_key not in message
+
+    # The source's log on such a backend is refused too, at the first engine call.
+    import adlfs
+    from pyspark.sql.streaming.datasource import ReadAllAvailable
+
+    from pysparksources.files.source import FileStreamReader
+
+    adlfs.AzureBlobFileSystem(connection_string=azurite.connection_string).pipe_file(
+        "race/in/a.txt", b"x"
+    )
+    source = {
+        "path": "abfs://race/in",
+        "format": "text",
+        "sourceLogLocation": "abfs://race/log",
+        "fs.connection_string": azurite.connection_string,
+    }
+    reader = FileStreamReader(source, StructType([StructField("value", StringType())]))
+    with pytest.raises(ValueError) as refused:
+        reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    assert "'sourceLogLocation'" in str(refused.value) and "adlfs>=2024.12.0" in str(refused.value)

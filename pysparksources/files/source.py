@@ -293,11 +293,11 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
     def _create_identity(self) -> None:
         state = self._driver()
         state.log_id = state.log.create_identity()
-        if self._config.clean_source != "off" and state.cleaned_through is None:
-            # From here on the log records how far cleaning got (a log without the record,
-            # or one that ran with cleanSource off, is cleaned from its next commit on).
-            state.log.set_cleaned_through(state.current)
-            state.cleaned_through = state.current
+        if self._config.clean_source != "off" and state.current < 0:
+            # A new log records from the start how far cleaning got. One without the record
+            # (older, or run with cleanSource off) is cleaned from its next commit on.
+            state.log.set_cleaned_through(-1)
+            state.cleaned_through = -1
 
     def _refuse_used_log(self) -> None:
         """Spark passes the initial offset only to a fresh checkpoint: the log must be unused."""

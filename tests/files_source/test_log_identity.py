@@ -117,14 +117,16 @@ def test_logs_and_offsets_from_before_ids_keep_working(tmp_path: Path) -> None:
         r.latestOffset(r.initialOffset(), ReadMaxFiles(5))  # cannot tell: refused
     r.stop()
 
-    r = reader(src, log)
+    r = reader(src, log, cleanSource="delete")
     legacy = {"logOffset": 0}  # what an older checkpoint's WAL holds
     assert planned(r, {"logOffset": -1}, legacy) == ["a.csv"]
     nxt = r.latestOffset(legacy, ReadMaxFiles(5))
     assert nxt["logOffset"] == 1 and "logId" in nxt  # adopted: offsets carry the id from now on
+    r.commit(legacy)  # the old run's last batch, committed when this run builds its first
     assert planned(r, legacy, nxt) == [late.name]
     assert r.latestOffset(nxt, ReadMaxFiles(5)) == nxt
     r.stop()
+    assert not (src / "a.csv").exists() and late.exists()
 
 
 @pytest.mark.parametrize("mode", ["delete", "archive"])

@@ -311,8 +311,17 @@ class ManifestLog:
         expired = (now_ms if now_ms is not None else int(time.time() * 1000)) - (
             self.retention.cleanup_delay_ms
         )
-        deleted = []
-        for batch, (compact, info) in sorted(self._listing().items()):
+        deleted: list[int] = []
+        try:
+            listing = self._listing()
+        except Exception as error:  # the batch is committed; the next floor move retries
+            log.warning(
+                "pyfile: could not list %s to delete superseded files (%s)",
+                self.metadata.url(),
+                type(error).__name__,
+            )
+            return deleted
+        for batch, (compact, info) in sorted(listing.items()):
             if batch >= floor or modification_ms(info) > expired:
                 continue
             try:

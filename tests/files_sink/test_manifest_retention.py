@@ -170,3 +170,23 @@ def test_the_source_takes_sizes_and_times_from_the_manifest(
     history = reader._driver().history
     assert {e.path.rsplit("/", 1)[-1]: (e.size, e.timestamp) for e in history} == recorded
     reader.stop()
+
+
+def test_a_failing_sweep_never_fails_the_commit(
+    root: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    retention = ManifestRetention(min_batches=1, cleanup_delay_ms=0)
+    manifest = ManifestLog(resolve(f"memory://{root}/out/_spark_metadata"), 10, retention)
+    for batch in range(10):
+        manifest.add(batch, [SinkFile(f"memory://{root}/out/{batch}", batch, batch)])
+    fs: Any = fsspec.filesystem("memory")
+
+    def unavailable(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("service unavailable")
+
+    monkeypatch.setattr(fs, "ls", unavailable)
+    with caplog.at_level("WARNING", logger="pysparksources.files.manifest"):
+        manifest.add(10, [SinkFile(f"memory://{root}/out/10", 10, 10)])  # the floor moves here
+    monkeypatch.undo()
+    assert manifest.is_committed(10) and len(names(root)) == 11
+    assert any("superseded" in r.getMessage() for r in caplog.records)

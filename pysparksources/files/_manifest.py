@@ -13,27 +13,31 @@ that never committed stay invisible. This module writes and reads that log in Sp
   == 0``), the same format holding every file of all batches so far, so a reader opens one
   compact file plus at most ``interval - 1`` deltas however long the history grows.
 - A batch file is created atomically and never overwritten: a second writer of the same
-  batch id fails instead of replacing the first's list.
+  batch id fails instead of replacing the first's list (``filesystem.create_exclusive``).
+- As in Spark, files superseded by a compact file are deleted once the last
+  ``minBatchesToRetain`` batches stay readable and the files are ``cleanupDelay`` old
+  (:class:`ManifestRetention`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
+import time
 import unicodedata
-import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from pysparksources.files._filesystem import FileLocation, resolve
+from pysparksources.files._filesystem import FileLocation, create_exclusive, resolve
+from pysparksources.files._listing import modification_ms
 
 __all__ = [
     "METADATA_DIR",
+    "CommittedFiles",
     "ManifestLog",
+    "ManifestRetention",
     "SinkFile",
     "committed_files",
     "file_uri",
@@ -134,8 +138,29 @@ def uri_to_url(uri: str) -> str:
 
 
 # -- the log ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ManifestRetention:
+    """When superseded manifest files are deleted: Spark's ``CompactibleFileStreamLog`` rules.
+
+    After batch ``b`` commits, files of batches before the compact file that still covers batch
+    ``b + 1 - min_batches`` are deleted once they are ``cleanup_delay_ms`` old (a reader that
+    listed the folder just before a compaction can still open them). Spark's settings:
+    ``spark.sql.streaming.fileSink.log.deletion`` (true), ``spark.sql.streaming.minBatchesToRetain``
+    (100) and ``spark.sql.streaming.fileSink.log.cleanupDelay`` (10 minutes).
+    """
+
+    enabled: bool = True
+    min_batches: int = 100
+    cleanup_delay_ms: int = 10 * 60 * 1000
+
+
 class ManifestLog:
     """``<output>/_spark_metadata`` on any fsspec filesystem (driver side, plus cheap task checks).
+
+    A commit reads only what it needs: two or three existence checks, and on a compaction batch
+    the previous compact file and the deltas after it, by name. The folder is listed only to
+    find the latest batch when those checks cannot tell (the first batch, a manifest written
+    with another compact interval) and, once every compact interval, to delete superseded files.
 
     Parameters
     ----------
@@ -143,11 +168,19 @@ class ManifestLog:
         The ``_spark_metadata`` folder.
     compact_interval:
         Batches ``b`` with ``(b + 1) % compact_interval == 0`` are written as ``b.compact``.
+    retention:
+        When superseded files are deleted (None: never).
     """
 
-    def __init__(self, metadata: FileLocation, compact_interval: int = 10) -> None:
+    def __init__(
+        self,
+        metadata: FileLocation,
+        compact_interval: int = 10,
+        retention: ManifestRetention | None = None,
+    ) -> None:
         self.metadata = metadata
         self.compact_interval = compact_interval
+        self.retention = retention
         self._fs: Any = metadata.filesystem()
 
     def _path(self, batch_id: int, compact: bool = False) -> str:
@@ -158,31 +191,55 @@ class ManifestLog:
 
     def batches(self) -> dict[int, bool]:
         """Batch id -> whether its file is a compact file, from one listing."""
+        return {b: c for b, (c, _) in self._listing().items()}
+
+    def _listing(self) -> dict[int, tuple[bool, dict[str, Any]]]:
+        """Batch id -> (is compact, fsspec info) for every log file present."""
         # fsspec caches listings per filesystem instance (adlfs, s3fs): never trust one here.
         self._fs.invalidate_cache(self.metadata.path)
         try:
-            names = self._fs.ls(self.metadata.path, detail=False)
+            infos = self._fs.ls(self.metadata.path, detail=True)
         except FileNotFoundError:
             return {}
-        found: dict[int, bool] = {}
-        for name in names:
-            base = str(name).rstrip("/").rsplit("/", 1)[-1]
+        found: dict[int, tuple[bool, dict[str, Any]]] = {}
+        for info in infos:
+            base = str(info["name"]).rstrip("/").rsplit("/", 1)[-1]
             stem, dot, suffix = base.partition(".")
             if stem.isdigit() and (not dot or suffix == "compact"):
-                found[int(stem)] = found.get(int(stem), False) or bool(dot)
+                batch = int(stem)
+                if batch not in found or dot:
+                    found[batch] = (bool(dot), info)
         return found
 
     def latest_batch_id(self) -> int | None:
         batches = self.batches()
         return max(batches) if batches else None
 
+    def _exists(self, path: str) -> bool:
+        return bool(self._fs.exists(path))
+
     def is_committed(self, batch_id: int) -> bool:
-        """Whether ``batch_id`` has a log file (two existence checks, no listing: for tasks)."""
+        """Whether ``batch_id`` has a log file (existence checks by name, no listing)."""
         self._fs.invalidate_cache(self.metadata.path)
-        return bool(
-            self._fs.exists(self._path(batch_id))
-            or self._fs.exists(self._path(batch_id, compact=True))
+        expected = self.is_compaction_batch(batch_id)
+        # The other name only exists in a log Spark wrote with another compact interval.
+        return self._exists(self._path(batch_id, expected)) or self._exists(
+            self._path(batch_id, not expected)
         )
+
+    def is_replay(self, batch_id: int) -> bool:
+        """Whether ``batch_id`` is not above the latest committed batch (Spark's replay rule).
+
+        Spark's engine commits batches in order, so the latest is ``batch_id`` (a replay) or
+        ``batch_id - 1``: two lookups by name answer it. Anything else (the first batch, a
+        checkpoint older than the output) is settled by one listing.
+        """
+        if self.is_committed(batch_id):
+            return True
+        if batch_id > 0 and self.is_committed(batch_id - 1):
+            return False
+        latest = self.latest_batch_id()
+        return latest is not None and batch_id <= latest
 
     def is_compaction_batch(self, batch_id: int) -> bool:
         return (batch_id + 1) % self.compact_interval == 0
@@ -199,56 +256,153 @@ class ManifestLog:
 
     def all_files(self) -> list[SinkFile]:
         """Files added and not deleted: the latest compact file, then the deltas after it."""
-        batches = self.batches()
-        if not batches:
-            return []
-        compacts = [b for b, is_compact in batches.items() if is_compact]
-        start = max(compacts) if compacts else min(batches)
-        if not compacts and start != 0:
-            log.warning("pyfile: %s has no batch 0 and no compact file", self.metadata.url())
+        return list(CommittedFiles(self).refresh().values())
+
+    def _before_compaction(self, batch_id: int) -> list[SinkFile]:
+        """Every live file before compaction batch ``batch_id``, read by name as Spark does.
+
+        That is the previous compact file plus the deltas after it; if one is missing (a log
+        written with another interval) the latest state is rebuilt from a listing instead.
+        """
         current: dict[str, SinkFile] = {}
-        for batch_id in sorted(b for b in batches if b >= start):
-            for entry in self.read_batch(batch_id, batches[batch_id]):
-                if entry.action == "delete":
-                    current.pop(entry.path, None)
-                else:
-                    current[entry.path] = entry
+        for earlier in range(max(0, batch_id - self.compact_interval), batch_id):
+            try:
+                entries = self.read_batch(earlier, self.is_compaction_batch(earlier))
+            except FileNotFoundError:
+                return self.all_files()
+            _apply(current, entries)
         return list(current.values())
 
     def add(self, batch_id: int, files: Iterable[SinkFile]) -> None:
         """Write ``batch_id``'s log file once; raise FileExistsError if it already exists."""
         entries = list(files)
         compact = self.is_compaction_batch(batch_id)
-        if compact:
-            earlier = self.all_files() if batch_id > 0 else []
-            entries = [*earlier, *entries]
+        if compact and batch_id > 0:
+            entries = [*self._before_compaction(batch_id), *entries]
         body = "\n".join([VERSION, *(e.to_json() for e in entries)])
-        self._fs.makedirs(self.metadata.path, exist_ok=True)
-        self._create(self._path(batch_id, compact), body.encode("utf-8"))
+        create_exclusive(self.metadata, self._path(batch_id, compact), body.encode("utf-8"))
+        self.delete_expired(batch_id)
 
-    def _create(self, path: str, data: bytes) -> None:
-        if self.metadata.protocol in ("file", "local"):
-            _create_local(path, data)
+    # -- retention ---------------------------------------------------------------------------
+    def retention_floor(self, batch_id: int) -> int | None:
+        """Files of batches below this id may go once ``batch_id`` is committed (None: none).
+
+        Spark keeps the last ``min_batches`` batches readable: the floor is the compact file
+        covering batch ``batch_id + 1 - min_batches``; everything before it is superseded.
+        """
+        if self.retention is None or not self.retention.enabled:
+            return None
+        first_kept = batch_id + 1 - self.retention.min_batches
+        if first_kept < self.compact_interval:
+            return None
+        return first_kept - first_kept % self.compact_interval - 1
+
+    def delete_expired(self, batch_id: int, now_ms: int | None = None) -> list[int]:
+        """Delete superseded files once old enough; returns the batch ids deleted.
+
+        Runs only when the floor moves (once every compact interval), with one listing:
+        files held back by the delay go at the next move. Failures are logged, never raised:
+        a leftover file only costs readers nothing (they start at the latest compact file).
+        """
+        floor = self.retention_floor(batch_id)
+        if floor is None or floor == self.retention_floor(batch_id - 1):
+            return []
+        assert self.retention is not None
+        expired = (now_ms if now_ms is not None else int(time.time() * 1000)) - (
+            self.retention.cleanup_delay_ms
+        )
+        deleted: list[int] = []
+        try:
+            listing = self._listing()
+        except Exception as error:  # the batch is committed; the next floor move retries
+            log.warning(
+                "pyfile: could not list %s to delete superseded files (%s)",
+                self.metadata.url(),
+                type(error).__name__,
+            )
+            return deleted
+        for batch, (compact, info) in sorted(listing.items()):
+            if batch >= floor or modification_ms(info) > expired:
+                continue
+            try:
+                self._fs.rm_file(self._path(batch, compact))
+                deleted.append(batch)
+            except FileNotFoundError:
+                pass
+            except Exception as error:
+                log.warning(
+                    "pyfile: could not delete superseded manifest file %s (%s)",
+                    self.metadata.url(self._path(batch, compact)),
+                    type(error).__name__,
+                )
+        return deleted
+
+
+def _apply(current: dict[str, SinkFile], entries: Iterable[SinkFile]) -> None:
+    for entry in entries:
+        if entry.action == "delete":
+            current.pop(entry.path, None)
+        else:
+            current[entry.path] = entry
+
+
+class CommittedFiles:
+    """A reader's view of a sink's manifest, re-read only as far as it changed.
+
+    Manifest files never change once written, so each is parsed once: a trigger that finds
+    the same files costs one listing; new deltas are applied on top; a new compact file
+    replaces the view. Sizes and modification times come from the entries (no per-file
+    requests). A file deleted by the writer's retention between the listing and the read is
+    handled as Spark does: list again, a newer compact file holds its entries.
+    """
+
+    def __init__(self, manifest: ManifestLog) -> None:
+        self.manifest = manifest
+        self.generation = 0
+        self._base: int | None = None
+        self._seen: set[int] = set()
+        self._current: dict[str, SinkFile] = {}
+
+    def refresh(self) -> dict[str, SinkFile]:
+        """The live files (manifest URI -> entry); ``generation`` grows when they change."""
+        for attempt in range(3):
+            try:
+                self._refresh()
+                break
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
+        return self._current
+
+    def _refresh(self) -> None:
+        batches = self.manifest.batches()
+        if not batches:
+            if self._base is not None or self._seen:
+                self._reset(None)
             return
-        # Object stores make a PUT visible whole; mode="create" adds if-none-match.
-        if self._fs.exists(path):
-            raise FileExistsError(path)
-        self._fs.pipe_file(path, data, mode="create")
+        compacts = [b for b, is_compact in batches.items() if is_compact]
+        base = max(compacts) if compacts else None
+        if base is None and 0 not in batches:
+            log.warning(
+                "pyfile: %s has no batch 0 and no compact file", self.manifest.metadata.url()
+            )
+        if base != self._base:
+            self._reset(base)
+            if base is not None:
+                _apply(self._current, self.manifest.read_batch(base, True))
+        after = sorted(b for b in batches if (base is None or b > base) and b not in self._seen)
+        if not after:
+            return
+        for batch in after:
+            _apply(self._current, self.manifest.read_batch(batch, batches[batch]))
+            self._seen.add(batch)
+        self.generation += 1
 
-
-def _create_local(path: str, data: bytes) -> None:
-    """Write a temporary file, then hard-link it into place: complete or absent, never replaced."""
-    folder, name = os.path.split(path)
-    temporary = os.path.join(folder, f".{name}.{uuid.uuid4().hex}.tmp")
-    try:
-        with open(temporary, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.link(temporary, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
+    def _reset(self, base: int | None) -> None:
+        self._base = base
+        self._seen = set()
+        self._current = {}
+        self.generation += 1
 
 
 def committed_files(

@@ -129,5 +129,19 @@ SINK_OPTIONS: dict[str, tuple[str, str]] = {
     "delimiter": (",", "csv: alias of sep"),
     "ignoreNullFields": ("true", "json: leave null fields out of the objects, like Spark"),
     "parquetRowGroupRows": ("1048576", "parquet: at most this many rows per row group"),
+    "minBatchesToRetain": (
+        "100",
+        "manifest files of the last this many batches are kept (Spark's "
+        "spark.sql.streaming.minBatchesToRetain); older ones superseded by a compact file go",
+    ),
+    "logCleanupDelay": (
+        "10m",
+        "a superseded manifest file is deleted only once this old, so readers that listed "
+        "it can still open it (spark.sql.streaming.fileSink.log.cleanupDelay)",
+    ),
+    "logDeletion": (
+        "true",
+        "false keeps every manifest file (spark.sql.streaming.fileSink.log.deletion)",
+    ),
     "fs.<name>": ("unset", "storage option <name> passed to the fsspec filesystem (secrets ok)"),
 }

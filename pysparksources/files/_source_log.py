@@ -14,6 +14,14 @@ stays bounded by the files inside maxFileAge, not by history.
 
 A lease file (``lease.json``) names the query run using the log; a second run finds a fresh
 lease held by a live owner and is refused, instead of both taking the same files.
+
+Three more small files tie the log to one checkpoint, which Python sources never see:
+``identity.json`` (created once, before batch 0) holds the ``logId`` every offset carries, so a
+checkpoint written against another log is recognised; ``claimed.json`` is created the first
+time one of the log's offsets is known to be in a checkpoint (Spark plans a batch of it only
+after writing its offset), so a fresh checkpoint pointed at a used log is refused instead of
+re-reading every batch; ``cleaned.json`` records how far cleanSource has got, so a restarted
+query cleans every batch committed since, whatever the batches spanned.
 """
 
 from __future__ import annotations
@@ -30,13 +38,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pysparksources.files._filesystem import FileLocation
+from pysparksources.files._filesystem import FileLocation, create_exclusive
 
 __all__ = ["COMPACT_INTERVAL", "LogEntry", "SourceLog", "SourceLogInUse", "prune"]
 
 COMPACT_INTERVAL = 10
 VERSION = "v1"
 LEASE = "lease.json"
+IDENTITY = "identity.json"
+CLAIMED = "claimed.json"
+CLEANED = "cleaned.json"
 log = logging.getLogger(__name__)
 
 
@@ -198,25 +209,58 @@ class SourceLog:
 
     def _write_new(self, target: str, data: bytes) -> None:
         """Write ``target`` whole, refusing to replace it (a second writer must fail)."""
-        self._fs.makedirs(self._root, exist_ok=True)
-        tmp = self._path(f".{target.rsplit('/', 1)[-1]}.{uuid.uuid4().hex}.tmp")
-        self._fs.pipe_file(tmp, data)
         try:
-            if self.location.protocol in ("file", "local"):
-                os.link(tmp, target)  # atomic, fails if the target exists
-            else:
-                if self._fs.exists(target):
-                    raise FileExistsError(target)
-                self._fs.mv(tmp, target)
+            create_exclusive(self.location, target, data)
         except FileExistsError:
             raise RuntimeError(
                 f"pyfile: source log batch {self.location.url(target)} already exists: another "
                 "query wrote it. Use one sourceLogLocation per query."
             ) from None
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                if self._fs.exists(tmp):
-                    self._fs.rm(tmp)
+
+    # -- identity: which checkpoint the log belongs to -----------------------------------
+    def _read_json(self, name: str) -> dict[str, Any] | None:
+        try:
+            record: dict[str, Any] = json.loads(self._fs.cat_file(self._path(name)))
+            return record
+        except FileNotFoundError:
+            return None
+
+    def identity(self) -> str | None:
+        """The log's id (None for an empty log, or one written before logs had ids)."""
+        record = self._read_json(IDENTITY)
+        return None if record is None else str(record["logId"])
+
+    def create_identity(self) -> str:
+        """Give the log its id (once; the lease holder calls this before batch 0)."""
+        self.check_lease()
+        log_id = uuid.uuid4().hex
+        record = {"createdMs": int(time.time() * 1000), "logId": log_id}
+        try:
+            create_exclusive(self.location, self._path(IDENTITY), json.dumps(record).encode())
+        except FileExistsError:
+            existing = self.identity()
+            assert existing is not None
+            return existing
+        return log_id
+
+    def is_claimed(self) -> bool:
+        """Whether a checkpoint already holds an offset of this log."""
+        return self._read_json(CLAIMED) is not None
+
+    def claim(self, log_id: str, batch_id: int) -> None:
+        """Record that a checkpoint's offset log holds batch ``batch_id`` of this log."""
+        record = {"claimedMs": int(time.time() * 1000), "firstBatch": batch_id, "logId": log_id}
+        with contextlib.suppress(FileExistsError):
+            create_exclusive(self.location, self._path(CLAIMED), json.dumps(record).encode())
+
+    def cleaned_through(self) -> int | None:
+        """The last batch whose cleanSource finished (None: never recorded)."""
+        record = self._read_json(CLEANED)
+        return None if record is None else int(record["cleanedThrough"])
+
+    def set_cleaned_through(self, batch_id: int) -> None:
+        record = {"cleanedThrough": batch_id}
+        self._fs.pipe_file(self._path(CLEANED), json.dumps(record).encode())
 
     def _delete_before(self, batch_id: int) -> None:
         for batch, compact in self._batch_files().items():

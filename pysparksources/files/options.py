@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pysparksources._options import OptionError, Options
-from pysparksources.files._filesystem import FileLocation, resolve
+from pysparksources.files._filesystem import FileLocation, exclusive_create_problem, resolve
+from pysparksources.files._manifest import ManifestRetention
 from pysparksources.files._option_tables import (
     COMPRESSIONS,
     CSV_OPTIONS,
@@ -293,6 +294,7 @@ class SinkConfig:
     csv_sep: str = ","
     ignore_null_fields: bool = True
     row_group_rows: int = 1 << 20
+    retention: ManifestRetention = field(default_factory=ManifestRetention)
     extras: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -344,6 +346,11 @@ def parse_sink_options(
         csv_sep=sep,
         ignore_null_fields=options.boolean("ignoreNullFields", True),
         row_group_rows=options.integer("parquetRowGroupRows", 1 << 20, minimum=1) or 1 << 20,
+        retention=ManifestRetention(
+            enabled=options.boolean("logDeletion", True),
+            min_batches=options.integer("minBatchesToRetain", 100, minimum=1) or 100,
+            cleanup_delay_ms=int(1000 * options.duration_seconds("logCleanupDelay", 600.0)),
+        ),
     )
 
 
@@ -370,6 +377,10 @@ def _location(options: Options) -> tuple[FileLocation, str]:
         ) from None
     if fs.isfile(location.path):
         raise options.error("path", "this is an existing file; the sink needs a folder")
+    problem = exclusive_create_problem(location)
+    if problem is not None:
+        # The manifest's exactly-once rests on create-if-absent: refuse rather than overwrite.
+        raise options.error("path", problem)
     if location.protocol == "file":
         # Manifest entries are full URIs, as Spark's FileStreamSink writes them.
         return location, location.url()

@@ -4,10 +4,12 @@ Driver (one long-lived process per query run): getDefaultReadLimit -> initialOff
 prepareForTriggerAvailableNow (AvailableNow only) -> latestOffset(start, limit) -> partitions ->
 commit(end) -> stop. Executors: read(partition), which needs nothing but the partition.
 
-The offset is ``{"logOffset": n}``, a batch id of the source's own log (see source_log): the
-files of batch n are written to that log inside latestOffset, before Spark writes the offset to
-its WAL, so a batch replayed after a crash holds exactly the same files, as in Spark's
-FileStreamSource.
+The offset is ``{"logId": id, "logOffset": n}``: n is a batch id of the source's own log (see
+source_log), id names that log. The files of batch n are written to the log inside latestOffset,
+before Spark writes the offset to its WAL, so a batch replayed after a crash holds exactly the
+same files, as in Spark's FileStreamSource. The id lets the source refuse a checkpoint written
+against another log; ``{"logOffset": -1}`` (no id) is the initial offset of a fresh checkpoint,
+which is refused when the log already belongs to one.
 """
 
 from __future__ import annotations
@@ -34,10 +36,10 @@ from pysparksources._offsets import canonical_offset
 from pysparksources._options import OptionError
 from pysparksources.files._admission import Admission
 from pysparksources.files._clean import SourceCleaner
-from pysparksources.files._filesystem import FileLocation
+from pysparksources.files._filesystem import FileLocation, exclusive_create_problem
 from pysparksources.files._formats_read import read_split
-from pysparksources.files._listing import FileEntry, list_files, modification_ms
-from pysparksources.files._manifest import committed_files
+from pysparksources.files._listing import FileEntry, list_files
+from pysparksources.files._manifest import CommittedFiles, ManifestLog, committed_files, uri_to_url
 from pysparksources.files._seen import SeenFiles
 from pysparksources.files._source_log import LogEntry, SourceLog, prune
 from pysparksources.files.options import SourceConfig, parse_source_options
@@ -46,7 +48,13 @@ from pysparksources.files.planning import FilePartition, ReadContext, plan_parti
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
-__all__ = ["FileBatchReader", "FileStreamReader", "committed_files", "default_schema"]
+__all__ = [
+    "FileBatchReader",
+    "FileStreamReader",
+    "SourceLister",
+    "committed_files",
+    "default_schema",
+]
 
 log = logging.getLogger(__name__)
 Offset = dict[str, Any]
@@ -107,34 +115,43 @@ def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
 
 
 # -- listing: plain folders or a sink's _spark_metadata log ----------------------------
-def _list_source(config: SourceConfig) -> list[FileEntry]:
-    fs: Any = config.location.filesystem()
-    if config.pattern is None:
-        committed = _committed_files(config, fs)
-        if committed is not None:
-            return committed
-    return list_files(fs, config.base, config.pattern, config.path_glob_filter)
+class SourceLister:
+    """Lists the source's files; a file sink's output is read through its manifest.
 
+    When the folder holds ``_spark_metadata`` only committed files count, with the sizes and
+    modification times the manifest records (as Spark's MetadataLogFileIndex does): no request
+    per file. Manifest files never change, so each is parsed once per query run.
+    """
 
-def _committed_files(config: SourceConfig, fs: Any) -> list[FileEntry] | None:
-    """Files a file sink committed, when the folder holds its ``_spark_metadata`` log."""
-    metadata = config.base.rstrip("/") + "/" + METADATA_DIR
-    if not fs.isdir(metadata):
-        return None
-    # The location carries the fs.* storage options: a remote store's manifest needs them.
-    folder = FileLocation(config.location.protocol, config.base, config.location.storage_options)
-    paths = committed_files(folder)
-    if paths is None:
-        return None
-    entries = []
-    for url in paths:
-        path = _manifest_path(url)
-        try:
-            info = fs.info(path)
-        except FileNotFoundError:
-            continue
-        entries.append(FileEntry(path, modification_ms(info), int(info.get("size") or 0)))
-    return entries
+    def __init__(self, config: SourceConfig) -> None:
+        self._config = config
+        self._manifest: CommittedFiles | None = None
+        self._generation = -1
+        self._entries: list[FileEntry] = []
+
+    def files(self) -> list[FileEntry]:
+        config = self._config
+        fs: Any = config.location.filesystem()
+        if config.pattern is None:
+            if self._manifest is None:
+                # The location carries the fs.* storage options, which the manifest needs too.
+                manifest = ManifestLog(config.location.child(METADATA_DIR))
+                if manifest.exists():
+                    self._manifest = CommittedFiles(manifest)
+            if self._manifest is not None:
+                return self._committed(self._manifest)
+        return list_files(fs, config.base, config.pattern, config.path_glob_filter)
+
+    def _committed(self, manifest: CommittedFiles) -> list[FileEntry]:
+        current = manifest.refresh()
+        if manifest.generation != self._generation:
+            self._entries = [
+                FileEntry(_manifest_path(uri_to_url(f.path)), f.modification_time, f.size)
+                for f in current.values()
+                if not f.is_dir
+            ]
+            self._generation = manifest.generation
+        return self._entries
 
 
 def _manifest_path(url: str) -> str:
@@ -146,13 +163,19 @@ def _manifest_path(url: str) -> str:
     return str(strip_protocol(url)) if split_protocol(url)[0] else url
 
 
-def _check_offset(offset: Any) -> int:
-    if not isinstance(offset, dict) or set(offset) != {"logOffset"}:
+def _parse_offset(offset: Any) -> tuple[int, str | None]:
+    """(log batch id, log id); offsets written before logs had ids carry no id."""
+    if (
+        not isinstance(offset, dict)
+        or "logOffset" not in offset
+        or not set(offset) <= {"logId", "logOffset"}
+    ):
         raise ValueError(
             f"pyfile: offset {offset!r} in the checkpoint was not written by pyfile's source; "
             "start from a new checkpointLocation"
         )
-    return int(offset["logOffset"])
+    log_id = offset.get("logId")
+    return int(offset["logOffset"]), None if log_id is None else str(log_id)
 
 
 @dataclass
@@ -163,7 +186,10 @@ class _DriverState:
     seen: SeenFiles
     admission: Admission
     cleaner: SourceCleaner
+    lister: SourceLister
     current: int
+    log_id: str | None
+    claimed: bool
     history: list[LogEntry] = field(default_factory=list)
     frozen: list[FileEntry] | None = None
     cleaned_through: int | None = None
@@ -188,6 +214,10 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
             return self._state
         cfg = self._config
         assert cfg.log_location is not None
+        problem = exclusive_create_problem(cfg.log_location)
+        if problem is not None:  # the log's batch files must never be replaced
+            error = OptionError("pyfile", "sourceLogLocation", cfg.log_location.url(), problem)
+            raise error.with_traceback(None) from None
         source_log = SourceLog(cfg.log_location)
         source_log.acquire(cfg.lease_timeout_s)
         history = source_log.restore()
@@ -204,8 +234,90 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
             discard_ratio=cfg.discard_cached_input_ratio,
         )
         cleaner = SourceCleaner(cfg.clean_source, cfg.location, cfg.archive_location)
-        self._state = _DriverState(source_log, seen, admission, cleaner, current, history)
+        log_id = source_log.identity()
+        self._state = _DriverState(
+            source_log,
+            seen,
+            admission,
+            cleaner,
+            SourceLister(cfg),
+            current,
+            log_id,
+            claimed=source_log.is_claimed(),
+            history=history,
+            cleaned_through=source_log.cleaned_through(),
+        )
         return self._state
+
+    # -- offsets and the log's identity ------------------------------------------------
+    def _offset(self, batch_id: int) -> Offset:
+        state = self._driver()
+        if batch_id < 0 or state.log_id is None:
+            return canonical_offset({"logOffset": batch_id})
+        return canonical_offset({"logId": state.log_id, "logOffset": batch_id})
+
+    def _position(self, offset: Any) -> int:
+        """The log batch id of an offset Spark passed, refusing one of another log."""
+        state = self._driver()
+        position, log_id = _parse_offset(offset)
+        url = state.log.location.url()
+        if log_id is not None and log_id != state.log_id:
+            holds = (
+                f"holds log {state.log_id}"
+                if state.log_id is not None
+                else "holds no source log (empty or deleted)"
+            )
+            raise RuntimeError(
+                f"pyfile: the checkpoint's offsets belong to source log {log_id}, but "
+                f"sourceLogLocation {url} {holds}. sourceLogLocation must stay the same for "
+                "the life of a checkpoint: point it back at the log this checkpoint used, or "
+                "start a new checkpoint with a new, empty sourceLogLocation."
+            )
+        if position > state.current:
+            raise RuntimeError(
+                f"pyfile: the checkpoint is at source batch {position} but the source log at "
+                f"{url} ends at {state.current}; sourceLogLocation must stay the same for the "
+                "life of a checkpoint"
+            )
+        if position >= 0:
+            self._claim(position)
+        return position
+
+    def _claim(self, position: int) -> None:
+        """An offset of this log is in a checkpoint: remember it (once), adopting old logs."""
+        state = self._driver()
+        if state.claimed:
+            return
+        if state.log_id is None:
+            # A log written before logs had ids, restarted from its checkpoint: adopt it.
+            self._create_identity()
+        assert state.log_id is not None
+        state.log.claim(state.log_id, position)
+        state.claimed = True
+
+    def _create_identity(self) -> None:
+        state = self._driver()
+        state.log_id = state.log.create_identity()
+        if self._config.clean_source != "off" and state.current < 0:
+            # A new log records from the start how far cleaning got. One without the record
+            # (older, or run with cleanSource off) is cleaned from its next commit on.
+            state.log.set_cleaned_through(-1)
+            state.cleaned_through = -1
+
+    def _refuse_used_log(self) -> None:
+        """Spark passes the initial offset only to a fresh checkpoint: the log must be unused."""
+        state = self._driver()
+        used = state.claimed or (state.log_id is None and state.current >= 0)
+        if not used:
+            return  # empty, or batches written before a crash kept their offsets out of a WAL
+        url = state.log.location.url()
+        raise RuntimeError(
+            f"pyfile: sourceLogLocation {url} already holds the source log of another "
+            f"checkpoint (batches 0..{state.current}, already read by a query), and this query "
+            "starts from a fresh checkpoint: it would read every file of those batches again. "
+            "Give this query a new, empty sourceLogLocation, or delete that folder to really "
+            "start over (every file is then read again)."
+        )
 
     # -- engine calls, in order --------------------------------------------------------
     def getDefaultReadLimit(self) -> ReadLimit:
@@ -216,37 +328,40 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         return ReadAllAvailable()
 
     def initialOffset(self) -> Offset:
+        # The same for every run (Spark re-asks it for the start of batch 0): no log id here.
         return canonical_offset({"logOffset": -1})
 
     def prepareForTriggerAvailableNow(self) -> None:
         # One listing now; the batches of this run only take files from it.
         state = self._driver()
-        state.frozen = _list_source(self._config)
+        state.frozen = state.lister.files()
         state.admission.cache_enabled = False
         state.admission.clear_cache()
 
     def _new_files(self) -> list[FileEntry]:
         state = self._driver()
-        files = state.frozen if state.frozen is not None else _list_source(self._config)
+        files = state.frozen if state.frozen is not None else state.lister.files()
         seen = state.seen
         return [f for f in files if seen.is_new(f.path, f.timestamp)]
 
     def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:
         state = self._driver()
-        position = _check_offset(start)
-        if position > state.current:
-            raise RuntimeError(
-                f"pyfile: the checkpoint is at source batch {position} but the source log at "
-                f"{state.log.location.url()} ends at {state.current}; sourceLogLocation must "
-                "stay the same for the life of a checkpoint"
-            )
+        position = self._position(start)
+        if position < 0:
+            self._refuse_used_log()
         files = state.admission.select(limit, self._new_files)
         if files:
             batch_id = state.current + 1
             entries = [LogEntry(f.path, f.timestamp, batch_id, f.size) for f in files]
+            if state.log_id is None:
+                self._create_identity()
             if state.log.is_compaction_batch(batch_id):
-                # Spark's engine asks for batch n+1 only once batch n (``position``) committed.
-                state.history = prune(state.history, self._purge_point(files), position)
+                # Spark's engine asks for batch n+1 only once batch n (``position``) committed;
+                # batches cleanSource has not reached yet keep their entries too.
+                keep_from = position
+                if self._config.clean_source != "off" and state.cleaned_through is not None:
+                    keep_from = min(position, state.cleaned_through + 1)
+                state.history = prune(state.history, self._purge_point(files), keep_from)
             # Durable before Spark writes this offset to its WAL: a replay reads these files.
             state.log.add(batch_id, entries, state.history)
             state.history.extend(entries)
@@ -254,7 +369,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
                 state.seen.add(f.path, f.timestamp)
             state.seen.purge()
             state.current = batch_id
-        return canonical_offset({"logOffset": state.current})
+        return self._offset(state.current)
 
     def _purge_point(self, files: list[FileEntry]) -> int | None:
         """Where the seen-files map purges once ``files`` are added (None: it never does)."""
@@ -267,11 +382,12 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
     def reportLatestOffset(self) -> Offset | None:
         if self._state is None:
             return None
-        return canonical_offset({"logOffset": self._state.current})
+        return self._offset(self._state.current)
 
     def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:
         state = self._driver()
-        first, last = _check_offset(start) + 1, _check_offset(end)
+        # Spark plans a batch only after writing its end offset: that claims the log.
+        first, last = self._position(start) + 1, self._position(end)
         entries = state.log.get_range(first, last)
         cfg = self._config
         context = ReadContext(
@@ -299,19 +415,21 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
 
     def commit(self, end: Offset) -> None:
         state = self._driver()
-        last = _check_offset(end)
+        last = self._position(end)
         if self._config.clean_source == "off":
             return
-        first = (state.cleaned_through if state.cleaned_through is not None else -1) + 1
-        if state.cleaned_through is None:
-            # After a restart only the batch ending here is known to be unclean.
-            first = last
+        # Every log batch since the last cleaned one: a Spark batch may span several (a batch
+        # written just before a crash joins the next one), and the log remembers across runs
+        # how far cleaning got. A log written before that record existed starts here.
+        done = state.cleaned_through
+        first = last if done is None else done + 1
         if last >= first >= 0:
             try:
-                state.cleaner.submit(e.path for e in state.log.get_range(first, last))
+                paths = [e.path for e in state.log.get_range(first, last)]
+                state.cleaner.submit(paths, then=lambda: state.log.set_cleaned_through(last))
             except Exception as error:  # cleaning is best effort, as in Spark
                 log.warning("pyfile: cleanSource skipped batches %d..%d: %s", first, last, error)
-        state.cleaned_through = last
+        state.cleaned_through = max(last, done if done is not None else -1)
 
     def stop(self) -> None:
         if self._state is not None:
@@ -359,7 +477,7 @@ class FileBatchReader(DataSourceReader):  # type: ignore[misc]
 
     def partitions(self) -> list[InputPartition]:
         cfg = self._config
-        files = sorted(_list_source(cfg), key=lambda f: f.path)
+        files = sorted(SourceLister(cfg).files(), key=lambda f: f.path)
         context = ReadContext(cfg.location, self._target, cfg.reader)
         return list(
             plan_partitions(

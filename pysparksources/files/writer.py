@@ -211,7 +211,8 @@ class FileStreamWriter(DataSourceStreamArrowWriter):  # type: ignore[misc]
         self.config.location.filesystem().makedirs(self.config.metadata.path, exist_ok=True)
 
     def _manifest(self) -> ManifestLog:
-        return ManifestLog(self.config.metadata, self.config.compact_interval)
+        config = self.config
+        return ManifestLog(config.metadata, config.compact_interval, config.retention)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> FilesWritten:
         from pyspark import TaskContext
@@ -230,8 +231,7 @@ class FileStreamWriter(DataSourceStreamArrowWriter):  # type: ignore[misc]
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         written = list(_files(messages))
         manifest = self._manifest()
-        latest = manifest.latest_batch_id()
-        if latest is not None and batchId <= latest:
+        if manifest.is_replay(batchId):
             # Spark replays the last batch after a crash; its files are already listed.
             log.info("pyfile: batch %d is already in the manifest; skipping", batchId)
             self._delete(written)

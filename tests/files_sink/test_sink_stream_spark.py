@@ -170,3 +170,35 @@ def test_batch_write_appends_and_refuses_a_stream_folder(spark: Any, tmp_path: P
     run(rate(spark, 10, 10).selectExpr("value AS id"), stream_out, tmp_path / "ck")
     with pytest.raises(Exception, match="streaming sink's output"):
         spark.range(3).write.format("pyfile").mode("append").save(str(stream_out))
+
+
+def test_superseded_manifest_files_go_as_in_spark_file_sink(spark: Any, tmp_path: Path) -> None:
+    """Spark's sink and pyfile, same retention settings, same stream: the same files remain."""
+    native, ours = tmp_path / "native", tmp_path / "ours"
+    # Spark's sink reads its settings from the session; a separate session keeps the shared
+    # one untouched. pyfile takes the same settings as options (Python sinks see no conf).
+    settings = {
+        "spark.sql.streaming.minBatchesToRetain": "2",
+        "spark.sql.streaming.fileSink.log.cleanupDelay": "0",
+    }
+    isolated = spark.newSession()
+    for key, value in settings.items():
+        isolated.conf.set(key, value)
+    (
+        rate(isolated, 1300, 100, partitions=1)
+        .selectExpr("value AS id")
+        .writeStream.format("parquet")
+        .option("path", str(native))
+        .option("checkpointLocation", str(tmp_path / "ck1"))
+        .trigger(availableNow=True)
+        .start()
+        .awaitTermination(180)
+    )
+    df = rate(spark, 1300, 100, partitions=1).selectExpr("value AS id")
+    run(df, ours, tmp_path / "ck2", minBatchesToRetain=2, logCleanupDelay="0s")
+    assert manifest_names(native) == ["10", "11", "12", "9.compact"]
+    assert manifest_names(ours) == manifest_names(native)
+    # Every reader still sees every row: Spark's batch reader and pyfile's source.
+    assert sorted(r.id for r in spark.read.parquet(str(ours)).collect()) == list(range(1300))
+    back = spark.read.format("pyfile").schema("id BIGINT").load(str(ours))
+    assert sorted(r.id for r in back.collect()) == list(range(1300))

@@ -81,7 +81,7 @@ def test_stream_from_azure_blob_exactly_once_across_restarts(
         for line in p.read_text().splitlines()
         if "logOffset" in line
     ]
-    assert offsets and all(set(json.loads(line)) == {"logOffset"} for line in offsets)
+    assert offsets and all(set(json.loads(line)) == {"logId", "logOffset"} for line in offsets)
 
 
 @pytest.mark.parametrize("case", ["wrong container", "wrong key"])

@@ -47,7 +47,7 @@ def test_stream_on_memory_filesystem_with_replay_and_restart(memory_root: str) -
     reader = FileStreamReader(options(memory_root, maxFilesPerTrigger="2"), SCHEMA)
     start = reader.initialOffset()
     end = reader.latestOffset(start, reader.getDefaultReadLimit())
-    assert end == {"logOffset": 0}
+    assert end["logOffset"] == 0 and list(end) == ["logId", "logOffset"]
     first = rows(reader, start, end)
     assert len(first) == 20
     # A second live reader on the same log is refused.
@@ -59,7 +59,7 @@ def test_stream_on_memory_filesystem_with_replay_and_restart(memory_root: str) -
     again = FileStreamReader(options(memory_root, maxFilesPerTrigger="2"), SCHEMA)
     assert rows(again, start, end) == first
     nxt = again.latestOffset(end, ReadMaxFiles(2))
-    assert nxt == {"logOffset": 1}
+    assert nxt == {"logId": end["logId"], "logOffset": 1}
     assert rows(again, end, nxt) == list(range(20, 30))
     assert again.latestOffset(nxt, ReadMaxFiles(2)) == nxt
     again.stop()

@@ -246,3 +246,76 @@ def test_a_parked_receiver_that_spins_after_the_service_vanishes_is_closed(
         assert not receiver.alive
     finally:
         receiver.close()
+
+
+class _TokenEndpoint:
+    """A local stand-in for App Service's managed identity endpoint; counts token requests."""
+
+    def __init__(self) -> None:
+        import http.server
+
+        endpoint = self
+        self.requests = 0
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                endpoint.requests += 1
+                body = json.dumps(
+                    {
+                        "access_token": "not-a-real-token",
+                        "expires_on": str(int(time.time()) + 3600),
+                        "resource": "https://eventhubs.azure.net",
+                        "token_type": "Bearer",
+                    }
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/msi/token"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_clients_of_one_connection_share_its_credential_and_token(
+    eventhubs_emulator: EventHubsEmulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every receiver and management call builds a client. A managed identity credential per
+    # client fetched a token from the identity endpoint for each of them.
+    from pysparksources._options import Options
+    from pysparksources.eventhubs.connection import (
+        CONNECTION_OPTIONS,
+        SECRET_OPTIONS,
+        parse_connection,
+    )
+
+    endpoint = _TokenEndpoint()
+    monkeypatch.setenv("IDENTITY_ENDPOINT", endpoint.url)
+    monkeypatch.setenv("IDENTITY_HEADER", "local-test")
+    raw = {
+        "fullyQualifiedNamespace": eventhubs_emulator.endpoint,
+        "eventHubName": "test",
+        "auth": "managedIdentity",
+    }
+    connection = parse_connection(
+        Options("pyeventhub", raw, CONNECTION_OPTIONS, secrets=SECRET_OPTIONS)
+    )
+    try:
+        for _ in range(3):
+            client = connection.consumer_client("$Default", use_tls=False)  # the emulator
+            try:
+                assert client.get_partition_ids() == ["0", "1"]
+            finally:
+                client.close()
+    finally:
+        endpoint.stop()
+    assert endpoint.requests == 1

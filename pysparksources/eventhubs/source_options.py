@@ -57,7 +57,11 @@ OPTIONS: dict[str, tuple[str, str]] = {
         "fail when events expired before being read; false: skip to the first retained event",
     ),
     "receiverTimeout": ("60s", "longest wait for the next event a task knows exists"),
-    "operationTimeout": ("300s", "bound on metadata calls (partition ids and properties)"),
+    "operationTimeout": (
+        "300s",
+        "bound on metadata calls (partition ids and properties) and on finding an offset or "
+        "enqueuedTime position; past it the query fails",
+    ),
     "prefetchCount": ("500", "events the SDK prefetches per receiver"),
     "receiveBatchSize": ("500", "most events per SDK receive_batch call"),
     "useExclusiveReceiver": (

@@ -2,7 +2,7 @@
 
 A position is parsed on the driver at query start (errors name the option) and resolved to a
 sequence number against the partition's properties; offsets and enqueued times need one
-receive to find the first event at or after them, done by the caller (see reader.py).
+receive to find the first event at or after them, done by the caller (see _metadata.py).
 """
 
 from __future__ import annotations

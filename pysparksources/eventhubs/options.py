@@ -77,7 +77,11 @@ SOURCE_OPTIONS: dict[str, tuple[str, str]] = {
         "fail when events expired before being read; false: skip to the first retained event",
     ),
     "receiverTimeout": ("60s", "longest wait for the next event a task knows exists"),
-    "operationTimeout": ("300s", "bound on metadata calls (partition ids and properties)"),
+    "operationTimeout": (
+        "300s",
+        "bound on metadata calls (partition ids and properties) and on finding an offset or "
+        "enqueuedTime position; past it the query fails",
+    ),
     "prefetchCount": ("500", "events the SDK prefetches per receiver"),
     "receiveBatchSize": ("500", "most events per SDK receive_batch call"),
     "useExclusiveReceiver": (
@@ -89,6 +93,12 @@ SOURCE_OPTIONS: dict[str, tuple[str, str]] = {
         "Hash or BalancedHash: executor-slot key used to order the planned partitions",
     ),
     "receiverIdleTimeout": ("120s", "close an executor's cached receiver unused this long"),
+    "receiverBufferBytes": (
+        "67108864 (64 MiB)",
+        "most bytes of received events the cached receivers of one Python worker hold ahead "
+        "of its tasks, all partitions together (body + ~1.5 KB per event); parked receivers "
+        "fill at most half; an event larger than this is still read, one at a time",
+    ),
     "partitionInfoCacheInterval": (
         "1s",
         "reuse partition properties this long on the driver (Spark polls latestOffset often); "
@@ -119,6 +129,7 @@ SOURCE_ALIASES: dict[str, str] = {
     )
 }
 
+_BUFFER_BYTES = 64 * 1024 * 1024
 _ISO = re.compile(r"^\s*PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?\s*$", re.IGNORECASE)
 
 
@@ -142,6 +153,7 @@ class SourceConfig:
     exclusive: bool = False
     locality: str = "Hash"
     idle_timeout_s: float = 120.0
+    buffer_bytes: int = _BUFFER_BYTES
     info_cache_s: float = 1.0
     task_stats_path: str | None = None
 
@@ -231,6 +243,8 @@ def parse_source_options(raw: Mapping[str, str], streaming: bool) -> SourceConfi
             "partitionPreferredLocationStrategy", "Hash", ("Hash", "BalancedHash")
         ),
         idle_timeout_s=_duration(options, "receiverIdleTimeout", 120.0, minimum=0.1),
+        buffer_bytes=options.integer("receiverBufferBytes", _BUFFER_BYTES, minimum=1)
+        or _BUFFER_BYTES,
         info_cache_s=_duration(options, "partitionInfoCacheInterval", 1.0),
         task_stats_path=options.string("taskStatsPath"),
     )

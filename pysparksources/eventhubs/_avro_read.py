@@ -122,8 +122,8 @@ def _decoder(body: BodyFormat) -> _Decoder:
 
 
 def _describe_error(error: Exception) -> str:
-    text = str(error) or type(error).__name__
-    return f"{type(error).__name__}: {text}"[:500]
+    text = str(error)
+    return (f"{type(error).__name__}: {text}" if text else type(error).__name__)[:500]
 
 
 def decode_batch(

@@ -22,7 +22,7 @@ from pysparksources.eventhubs._avro_schema import canonical_schema_text, parse_a
 if TYPE_CHECKING:
     from pysparksources.eventhubs._body_format import BodyFormat
 
-__all__ = ["derive_avro_schema", "encode_bodies", "schema_mismatch"]
+__all__ = ["derive_avro_schema", "encode_bodies", "schema_mismatch", "with_schema_id"]
 
 _ENCODERS: dict[str, _Encoder] = {}
 _LOCK = threading.Lock()
@@ -115,7 +115,6 @@ class _Encoder:
         document, avro = parse_avro_schema(schema_json)
         self.parsed = fastavro.parse_schema(document)
         self.shaper = avro_shaper(avro)
-        self.fullname = avro.name or ""
         self._write = fastavro.schemaless_writer
 
     def encode(self, value: Any) -> bytes:
@@ -139,12 +138,6 @@ def encode_bodies(
     naming the task's row that does not encode."""
     assert body.schema_json is not None
     encoder = _encoder(body.schema_json)
-    content_type = None
-    if body.registry is not None:
-        from pysparksources.eventhubs._schema_registry import AVRO_CONTENT_TYPE, schema_id_for
-
-        schema_id = schema_id_for(body.registry, encoder.fullname, body.schema_json)
-        content_type = f"{AVRO_CONTENT_TYPE}+{schema_id}"
     encoded = []
     for i, value in enumerate(column.to_pylist()):
         if value is None:
@@ -156,4 +149,20 @@ def encode_bodies(
                 f"pyeventhub: row {first_row + i} of the task does not encode with avroSchema: "
                 f"{type(error).__name__}: {error}"
             ) from None
-    return encoded, content_type
+    return encoded, body.content_type
+
+
+def with_schema_id(body: BodyFormat) -> BodyFormat:
+    """The body format with the registry's content type for its schema, looked up (or
+    registered) on the driver when the query starts, so a missing schema fails it there."""
+    from dataclasses import replace
+
+    from pysparksources.eventhubs._schema_registry import AVRO_CONTENT_TYPE, schema_id_for
+
+    if body.registry is None or body.schema_json is None:
+        return body
+    fullname = parse_avro_schema(body.schema_json)[1].name
+    if fullname is None:
+        raise ValueError("pyeventhub: the schema registry stores record schemas only")
+    schema_id = schema_id_for(body.registry, fullname, body.schema_json)
+    return replace(body, content_type=f"{AVRO_CONTENT_TYPE}+{schema_id}")

@@ -133,6 +133,7 @@ class BodyFormat:
     corrupt_column: str = "_corrupt_record"
     bad_records_path: str | None = None
     registry: RegistryConfig | None = None
+    content_type: str | None = None  # the sink's avro/binary+<schema id>, set at query start
 
     @property
     def drops_bad(self) -> bool:
@@ -186,8 +187,8 @@ def _registry(options: Options, sink: bool) -> RegistryConfig | None:
     group = options.string("schemaRegistry.group")
     if sink and not (group or "").strip():
         raise options.error("schemaRegistry.group", "required to write with a schema registry")
-    given = options.raw("auth")
-    default = given if given in _REGISTRY_AUTH else None
+    given = (options.raw("auth") or "").strip().lower()
+    default = next((kind for kind in _REGISTRY_AUTH if kind.lower() == given), None)
     if default is None:
         default = "servicePrincipal" if options.has("clientSecret") else "defaultAzureCredential"
     auth = options.choice("schemaRegistry.auth", default, _REGISTRY_AUTH)

@@ -333,6 +333,18 @@ def test_option_errors_name_the_option_and_never_the_secret() -> None:
     )
     assert ok.registry is not None and ok.registry.namespace == "x.servicebus.windows.net"
     assert ok.registry.auth == "managedIdentity" and ok.mode == "PERMISSIVE"
+    principal = body_format_from_raw(
+        {
+            "bodyFormat": "avro",
+            "avroSchema": '"int"',
+            "schemaRegistry.fullyQualifiedNamespace": "x.servicebus.windows.net",
+            "tenantId": "t",
+            "clientId": "c",
+            "clientSecret": "TOPSECRET",
+        }
+    )
+    assert principal.registry is not None and principal.registry.auth == "servicePrincipal"
+    assert "TOPSECRET" not in repr(principal) + principal.registry.describe()
     assert read_schema_ddl(ok).startswith("body int, partition string")
     assert read_schema_ddl(ok).endswith("`_corrupt_record` struct<body: binary, error: string>")
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from pysparksources.eventhubs._avro_write import encode_bodies
 from pysparksources.eventhubs.options import SinkConfig
 
 __all__ = ["SendStats", "send_record_batches"]
@@ -127,7 +128,12 @@ def _rows(
 
     names = batch.schema.names
     lowered = {n.lower(): n for n in names}
-    bodies = batch.column(names.index(lowered["body"])).to_pylist()
+    body_column = batch.column(names.index(lowered["body"]))
+    content_type = None
+    if config.body.avro:
+        bodies, content_type = encode_bodies(config.body, body_column, first_row)
+    else:
+        bodies = body_column.to_pylist()
     count = len(bodies)
     parts = _column(batch, config.partition_column, count)
     keys = _column(batch, config.key_column, count)
@@ -144,6 +150,8 @@ def _rows(
                 f"({key!r}); an event goes either to a partition or by key, not both"
             )
         event = EventData(body)
+        if content_type is not None:
+            event.content_type = content_type
         properties: dict[str, Any] = dict(props[i]) if props[i] else {}
         if stamp is not None:
             properties.update({**stamp, "spark.row": row})

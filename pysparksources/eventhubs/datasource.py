@@ -25,6 +25,12 @@ class EventHubDataSource(LazyDataSource):
         return "pyeventhub"
 
     def schema(self) -> str:
-        from pysparksources.eventhubs._schema import READ_SCHEMA_DDL
+        # Called at load() when no .schema() is given (not for writes): the body options are
+        # checked here, and with bodyFormat=avro the body column takes avroSchema's type.
+        from pysparksources._options import OptionError
+        from pysparksources.eventhubs._body_format import body_format_from_raw, read_schema_ddl
 
-        return READ_SCHEMA_DDL
+        try:
+            return read_schema_ddl(body_format_from_raw(dict(self.options)))
+        except OptionError as error:
+            raise error.with_traceback(None) from None

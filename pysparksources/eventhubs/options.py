@@ -15,6 +15,13 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from pysparksources._options import OptionError, Options
+from pysparksources.eventhubs._body_format import (
+    BINARY,
+    BODY_SINK_OPTIONS,
+    BODY_SOURCE_OPTIONS,
+    BodyFormat,
+    parse_body_format,
+)
 from pysparksources.eventhubs._connection import (
     CONNECTION_OPTIONS,
     SECRET_OPTIONS,
@@ -109,6 +116,7 @@ SOURCE_OPTIONS: dict[str, tuple[str, str]] = {
         "unset",
         "diagnostics folder: each read task appends one JSON line (batch, partition, cache hit)",
     ),
+    **BODY_SOURCE_OPTIONS,
 }
 
 # Scala connector name (lower case) -> our name, accepted for migration.
@@ -156,6 +164,7 @@ class SourceConfig:
     buffer_bytes: int = _BUFFER_BYTES
     info_cache_s: float = 1.0
     task_stats_path: str | None = None
+    body: BodyFormat = BINARY
 
     def describe(self) -> str:
         return f"pyeventhub[{self.connection.describe()}, group {self.consumer_group}]"
@@ -247,6 +256,7 @@ def parse_source_options(raw: Mapping[str, str], streaming: bool) -> SourceConfi
         or _BUFFER_BYTES,
         info_cache_s=_duration(options, "partitionInfoCacheInterval", 1.0),
         task_stats_path=options.string("taskStatsPath"),
+        body=parse_body_format(options, sink=False),
     )
 
 
@@ -267,6 +277,7 @@ SINK_OPTIONS: dict[str, tuple[str, str]] = {
         "consumers can drop events a replayed batch sent again",
     ),
     "checkpointLocation": ("unset", "Spark's own option: the query's checkpoint (not read here)"),
+    **BODY_SINK_OPTIONS,
 }
 
 # Scala connector name (lower case) -> ours, accepted for migration.
@@ -274,7 +285,7 @@ SINK_ALIASES = {"eventhubs.connectionstring": "connectionString"}
 
 # Input column -> what it may hold.
 SINK_COLUMNS: dict[str, str] = {
-    "body": "required: string or binary",
+    "body": "required: string or binary; with bodyFormat=avro any type the Avro schema encodes",
     "partitionId": "optional (alias partition): the target partition, string or integer",
     "partitionKey": "optional: string; events with one key land in one partition",
     "properties": "optional: map<string,string> of application properties",
@@ -294,6 +305,7 @@ class SinkConfig:
     partition_column: str | None
     key_column: str | None
     properties_column: str | None
+    body: BodyFormat = BINARY
 
 
 def _canonical(raw: Mapping[str, str]) -> dict[str, str]:
@@ -304,13 +316,15 @@ def _column_error(name: str, value: str, accepted: str) -> OptionError:
     return OptionError(NAME, f"column {name}", value, accepted)
 
 
-def _check_columns(schema: pa.Schema) -> tuple[str | None, str | None, str | None]:
+def _check_columns(
+    schema: pa.Schema, avro: bool = False
+) -> tuple[str | None, str | None, str | None]:
     names = {column.name.lower(): column for column in schema}
     body = names.get("body")
     if body is None:
         needed = "the input needs a body column " + SINK_COLUMNS["body"]
         raise _column_error("body", "missing", needed)
-    if not (pa.types.is_string(body.type) or pa.types.is_binary(body.type)):
+    if not avro and not (pa.types.is_string(body.type) or pa.types.is_binary(body.type)):
         raise _column_error("body", str(body.type), SINK_COLUMNS["body"])
     partition = names.get("partitionid") or names.get("partition")
     if "partitionid" in names and "partition" in names:
@@ -345,6 +359,24 @@ def _check_columns(schema: pa.Schema) -> tuple[str | None, str | None, str | Non
     )
 
 
+def _avro_body(options: Options, body: BodyFormat, schema: pa.Schema) -> BodyFormat:
+    """The schema to encode with: avroSchema checked against the body column, or derived."""
+    from dataclasses import replace
+
+    from pysparksources.eventhubs._avro_write import derive_avro_schema, schema_mismatch
+
+    column = next(c for c in schema if c.name.lower() == "body")
+    if body.schema_json is None:
+        try:
+            return replace(body, schema_json=derive_avro_schema(column.type))
+        except ValueError as e:
+            raise _column_error(column.name, str(column.type), str(e)) from None
+    mismatch = schema_mismatch(body.schema_json, column.type)
+    if mismatch is not None:
+        raise options.error("avroSchema", mismatch)
+    return body
+
+
 def parse_sink_options(raw: Mapping[str, str], schema: pa.Schema) -> SinkConfig:
     """Validate the options and the input schema; raise :class:`OptionError` on the first bad."""
     options = Options(NAME, _canonical(raw), SINK_OPTIONS, secrets=SECRET_OPTIONS)
@@ -354,7 +386,10 @@ def parse_sink_options(raw: Mapping[str, str], schema: pa.Schema) -> SinkConfig:
     backoff = options.duration_seconds("retryBackoff", 0.5)
     timeout = options.duration_seconds("sendTimeout", 60.0, minimum=1)
     stamp = options.boolean("stampBatchId", False)
-    partition, key, props = _check_columns(schema)
+    body = parse_body_format(options, sink=True)
+    partition, key, props = _check_columns(schema, body.avro)
+    if body.avro:
+        body = _avro_body(options, body, schema)
     return SinkConfig(
         connection=connection,
         max_batch_bytes=max_bytes,
@@ -365,4 +400,5 @@ def parse_sink_options(raw: Mapping[str, str], schema: pa.Schema) -> SinkConfig:
         partition_column=partition,
         key_column=key,
         properties_column=props,
+        body=body,
     )

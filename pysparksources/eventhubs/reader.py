@@ -29,8 +29,10 @@ from pysparksources._offsets import canonical_offset
 from pysparksources.eventhubs import _task_stats as task_stats
 from pysparksources.eventhubs._admission import next_end
 from pysparksources.eventhubs._arrowize import to_record_batch
+from pysparksources.eventhubs._avro_read import BadRecordError, check_read_schema, decode_batch
 from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo
 from pysparksources.eventhubs._receivers import DataLossError, PositionedReceiver, acquire, release
+from pysparksources.eventhubs._schema_registry import RegistryError
 from pysparksources.eventhubs.options import SourceConfig, parse_source_options
 from pysparksources.eventhubs.planning import EventHubPartition, plan_partitions
 
@@ -97,11 +99,24 @@ def _clamp_expired(
     return result
 
 
+def _check_schema(config: SourceConfig, schema: StructType) -> None:
+    if config.body.avro:
+        check_read_schema(config.body, schema)
+
+
+def _record_batch(config: SourceConfig, events: list[Any], partition_id: str) -> pa.RecordBatch:
+    batch = to_record_batch(events, partition_id)
+    if not config.body.avro:
+        return batch
+    return decode_batch(config, batch, [event.content_type for event in events])
+
+
 class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
     """Micro-batch reads with admission control, AvailableNow and lag reporting."""
 
     def __init__(self, options: dict[str, str], schema: StructType) -> None:
         self._config = parse_source_options(options, streaming=True)
+        _check_schema(self._config, schema)
         self._meta: HubMetadata | None = None
         self._frozen: dict[str, int] | None = None
         self._latest: dict[str, int] | None = None
@@ -187,6 +202,7 @@ class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
 
     def __init__(self, options: dict[str, str], schema: StructType) -> None:
         self._config = parse_source_options(options, streaming=False)
+        _check_schema(self._config, schema)
 
     def partitions(self) -> list[InputPartition]:
         cfg = self._config
@@ -231,11 +247,11 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
                     count += len(events)
                     buffered.extend(events)
                     if len(buffered) >= _ROWS_PER_ARROW_BATCH:
-                        yield to_record_batch(buffered, part.partition_id)
+                        yield _record_batch(cfg, buffered, part.partition_id)
                         buffered = []
                 break
-            except (DataLossError, TimeoutError):
-                raise
+            except (DataLossError, TimeoutError, BadRecordError, RegistryError):
+                raise  # not the link's fault: reconnecting would not help
             except Exception as error:
                 # A link error the SDK gave up on: resume on a new link where this one
                 # stopped, a few times, before failing the task (Spark may retry it).
@@ -252,7 +268,7 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
                 receiver.close()
                 receiver = PositionedReceiver(cfg, part.partition_id, receiver.next_seq)
         if buffered:
-            yield to_record_batch(buffered, part.partition_id)
+            yield _record_batch(cfg, buffered, part.partition_id)
         ok = True
     finally:
         release(receiver, ok)

@@ -213,7 +213,7 @@ def parse_connection(options: Options) -> EventHubConnection:
         return _from_connection_string(options, connection_string, hub_option, websockets)
 
     if namespace_option is None:
-        raise options.error(
+        raise options.required(
             "connectionString",
             "set connectionString, or fullyQualifiedNamespace with a credential "
             "(sharedAccessKeyName + sharedAccessKey, sharedAccessSignature, "
@@ -221,7 +221,7 @@ def parse_connection(options: Options) -> EventHubConnection:
         )
     namespace = _namespace_host(options, namespace_option)
     if hub_option is None or not hub_option.strip():
-        raise options.error("eventHubName", "required with fullyQualifiedNamespace")
+        raise options.required("eventHubName", "the Event Hub to use with fullyQualifiedNamespace")
     auth = auth or _infer_auth(options)
     conn = EventHubConnection(
         namespace=namespace,
@@ -258,8 +258,8 @@ def _from_connection_string(
     entity = parts.get("entitypath")
     hub = hub_option.strip() if hub_option else entity
     if not hub:
-        raise options.error(
-            "eventHubName", "required: the connection string has no EntityPath to take it from"
+        raise options.required(
+            "eventHubName", "the connection string has no EntityPath to take the hub from"
         )
     if entity and hub_option and entity != hub:
         raise options.error(
@@ -304,4 +304,4 @@ def _check_credential_options(options: Options, conn: EventHubConnection) -> Non
     }.get(conn.auth, ())
     for name in required:
         if not options.has(name):
-            raise options.error(name, f"required with auth={conn.auth}")
+            raise options.required(name, f"auth={conn.auth} needs it")

@@ -47,13 +47,13 @@ class EventsSent(WriterCommitMessage):  # type: ignore[misc]
 def _config(options: dict[str, str], schema: StructType, overwrite: bool) -> SinkConfig:
     try:
         if overwrite:
-            raise OptionError(
-                NAME, "outputMode", "complete/overwrite", "pyeventhub only appends events"
+            raise OptionError.invalid(
+                NAME, "outputMode", "pyeventhub only appends events", "complete/overwrite"
             )
         return parse_sink_options(options, spark_arrow_schema(schema))
     except OptionError as error:
         # Raised from here alone, so Spark's message shows our sentence, not a traceback.
-        raise error.with_traceback(None) from None
+        raise error.bare() from None
 
 
 def _totals(messages: Iterable[WriterCommitMessage | None]) -> tuple[int, int, int]:

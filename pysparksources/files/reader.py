@@ -46,33 +46,38 @@ from pysparksources.files.planning import FilePartition, ReadContext, plan_parti
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
-__all__ = ["FileBatchReader", "FileStreamReader", "committed_files", "default_schema"]
+__all__ = ["FileBatchReader", "FileStreamReader", "committed_files", "read_schema"]
 
 log = logging.getLogger(__name__)
 Offset = dict[str, Any]
 METADATA_DIR = "_spark_metadata"
 
 
-def default_schema(options: dict[str, str]) -> str:
-    """The schema when the user gives none: text has one; other formats need the user's."""
-    fmt = {k.lower(): v for k, v in options.items()}.get("format", "parquet").strip().lower()
-    if fmt == "text":
+def read_schema(options: dict[str, str]) -> str:
+    """Validate the read options at ``load()`` and give the schema when the user gave none.
+
+    Spark calls this only for reads without ``.schema(...)``, before it knows whether the
+    read is a stream: the stream-only checks wait for the reader. Text has a schema; other
+    formats need the user's.
+    """
+    config = _config(options, streaming=None)
+    if config.reader.format == "text":
         return "value STRING"
-    error = OptionError(
+    error = OptionError.invalid(
         "pyfile",
         "format",
-        fmt,
         "a schema is required for this format: spark.readStream.format('pyfile')"
         ".schema('a INT, b STRING')... (pyfile does not infer schemas; only text has one)",
+        config.reader.format,
     )
-    raise error.with_traceback(None) from None
+    raise error.bare() from None
 
 
-def _config(options: dict[str, str], streaming: bool) -> SourceConfig:
+def _config(options: dict[str, str], streaming: bool | None) -> SourceConfig:
     try:
         config = parse_source_options(options, streaming)
     except OptionError as error:
-        raise error.with_traceback(None) from None
+        raise error.bare() from None
     _require_folder(config)
     return config
 
@@ -85,14 +90,14 @@ def _require_folder(config: SourceConfig) -> None:
     """
     if config.pattern is not None or config.location.filesystem().isdir(config.base):
         return
-    error = OptionError(
+    error = OptionError.invalid(
         "pyfile",
         "path",
-        config.location.url(config.base),
         "the folder does not exist (or is not a folder): create it before the query starts, "
         "or give a glob pattern, which may match nothing yet",
+        config.location.url(config.base),
     )
-    raise error.with_traceback(None) from None
+    raise error.bare() from None
 
 
 def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
@@ -100,9 +105,9 @@ def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
     if config.reader.format == "text":
         strings = [f for f in target if pa.types.is_string(f.type)]
         if not strings:
-            raise OptionError(
-                "pyfile", "format", "text", "the text format needs a STRING column (value)"
-            ).with_traceback(None)
+            raise OptionError.invalid(
+                "pyfile", "format", "the text format needs a STRING column (value)", "text"
+            ).bare()
     return target
 
 

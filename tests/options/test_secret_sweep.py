@@ -11,8 +11,8 @@ non-secret options must still show their value, so the errors stay useful.
 from __future__ import annotations
 
 import itertools
-import re
 import pickle
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 from pysparksources._datasource import FailedStreamReader
 from pysparksources._options import OptionError
 from pysparksources.eventhubs import options as eh_options
-from pysparksources.eventhubs._connection import SECRET_OPTIONS, parse_connection
+from pysparksources.eventhubs._connection import SECRET_OPTIONS
 from pysparksources.eventhubs.datasource import EventHubDataSource
 from pysparksources.files import _option_tables as file_tables
 from pysparksources.files.datasource import FileDataSource
@@ -46,15 +46,18 @@ FS_SECRETS = (
 EMULATOR = "Endpoint=sb://127.0.0.1:1/;SharedAccessKeyName=n;SharedAccessKey="
 
 
-def _planted(counter: Iterator[int] = itertools.count()) -> str:
+_COUNTER = itertools.count()
+
+
+def _planted() -> str:
     # No credential-like word in it: the tests must see the rule, not the safety net.
-    return f"zq{next(counter):05d}PLANTEDvalue"
+    return f"zq{next(_COUNTER):05d}PLANTEDvalue"
 
 
-def _failures(build: Callable[[], Any]) -> str | None:
+def _failures(build: Callable[..., Any], *args: Any) -> str | None:
     """The message of what Spark would show, or None if the options were accepted."""
     try:
-        made = build()
+        made = build(*args)
     except OptionError as error:
         return str(error)
     if isinstance(made, FailedStreamReader):
@@ -159,7 +162,7 @@ def test_a_misspelled_option_never_shows_its_value(tmp_path: Path, target: str) 
             if wrong.lower() in known:
                 continue
             value = _planted()
-            message = _failures(lambda: build({wrong: value}))
+            message = _failures(build, {wrong: value})
             if wrong.lower().startswith("fs."):
                 # Free-form storage options are passed to fsspec; an error must not show them.
                 assert message is None or value not in message, (wrong, message)
@@ -178,10 +181,10 @@ def test_secret_values_never_appear_and_other_values_do(tmp_path: Path, target: 
     for name in names:
         value = _planted()
         # Together with a bad known option, so that even an accepted secret meets an error.
-        message = _failures(lambda: build({name: value, "zzUnknownOption": "x"}))
+        message = _failures(build, {name: value, "zzUnknownOption": "x"})
         assert message is not None
         assert value not in message, (name, message)
-        message = _failures(lambda: build({name: value}))
+        message = _failures(build, {name: value})
         if message is None:
             continue
         if name in secrets or name.lower().startswith("fs."):
@@ -235,11 +238,11 @@ def test_connection_strings_with_the_key_anywhere(tmp_path: Path) -> None:
             for shown in (repr(config), str(config), config.describe(), connection.pool_key()):
                 assert key not in shown
             mismatch = {**options, "eventHubName": "other"}
-            message = _failures(lambda: eh_options.parse_source_options(mismatch, True))
+            message = _failures(eh_options.parse_source_options, mismatch, True)
             assert message is not None and "EntityPath" in message and key not in message
             for broken in _broken(text):
                 message = _failures(
-                    lambda: eh_options.parse_sink_options({"connectionString": broken}, _arrow())
+                    eh_options.parse_sink_options, {"connectionString": broken}, _arrow()
                 )
                 assert message is not None and key not in message, message
                 seen += 1
@@ -272,7 +275,7 @@ def test_credential_options_are_never_shown(tmp_path: Path) -> None:
         # A connection string pasted into an option that is not secret is not shown either.
         {"fullyQualifiedNamespace": EMULATOR + key + ";x=/", "eventHubName": "h"},
     ):
-        message = _failures(lambda: eh_options.parse_source_options(options, True))
+        message = _failures(eh_options.parse_source_options, options, True)
         assert message is not None and key not in message, message
 
 
@@ -282,15 +285,13 @@ def test_storage_credentials_stay_out_of_configs_and_locations(tmp_path: Path) -
     secret = "PLANTEDaccount" * 2
     storage = {name: secret for name in FS_SECRETS}
     sink = parse_sink_options({"path": str(tmp_path), **storage}, ["a"], False)
-    source = parse_source_options({"path": str(tmp_path), **storage}, True and None)
+    source = parse_source_options({"path": str(tmp_path), **storage}, None)
     for text in (repr(sink), repr(sink.location), repr(source), repr(source.location)):
         assert secret not in text
     # They do travel to executors, inside the pickled config (fsspec needs them there).
     assert secret.encode() in pickle.dumps(sink)
     # A URL carrying credentials is shown without them.
     message = _failures(
-        lambda: parse_sink_options(
-            {"path": f"nosuch://user:{secret}@host/out"}, ["a"], False
-        )
+        parse_sink_options, {"path": f"nosuch://user:{secret}@host/out"}, ["a"], False
     )
     assert message is not None and secret not in message and "nosuch://user:***@host/out" in message

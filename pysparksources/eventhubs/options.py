@@ -236,6 +236,7 @@ SINK_OPTIONS: dict[str, tuple[str, str]] = {
         "consumers can drop events a replayed batch sent again",
     ),
     "checkpointLocation": ("unset", "Spark's own option: the query's checkpoint (not read here)"),
+    "queryName": ("unset", "Spark passes writeStream.queryName(...) as an option (not read here)"),
 }
 
 # Scala connector name -> ours, accepted for migration.

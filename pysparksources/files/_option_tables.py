@@ -129,6 +129,7 @@ SINK_OPTIONS: dict[str, tuple[str, str]] = {
     ),
     "maxRecordsPerFile": ("0", "start a new file after this many rows (0: no limit)"),
     "checkpointLocation": ("unset", "Spark's own option: the query's checkpoint (not read here)"),
+    "queryName": ("unset", "Spark passes writeStream.queryName(...) as an option (not read here)"),
     "header": ("false", "csv: write a header line in each file"),
     "sep": (",", "csv: field separator (one character); alias delimiter"),
     "delimiter": (",", "csv: alias of sep"),

@@ -247,7 +247,7 @@ def _from_connection_string(
     except ValueError:
         parts = {}
     endpoint = parts.get("endpoint", "")
-    host = urlparse(endpoint).netloc
+    host = _netloc(endpoint)
     has_key = bool(parts.get("sharedaccesskeyname")) and bool(parts.get("sharedaccesskey"))
     if not host or not (has_key or parts.get("sharedaccesssignature")):
         raise options.error(
@@ -278,12 +278,22 @@ def _from_connection_string(
 
 def _namespace_host(options: Options, text: str) -> str:
     value = text.strip()
-    host = urlparse(value).netloc if "://" in value else value.rstrip("/")
+    host = _netloc(value) if "://" in value else value.rstrip("/")
     if not host or "/" in host or ";" in host:
         raise options.error(
             "fullyQualifiedNamespace", "expected a host name such as myns.servicebus.windows.net"
         )
     return host
+
+
+def _netloc(url: str) -> str:
+    """The host[:port] of ``url``; empty when it has none or cannot be parsed (``sb://[::1``)."""
+    try:
+        parsed = urlparse(url)
+        parsed.port  # noqa: B018 -- raises ValueError for a port out of range
+    except ValueError:
+        return ""
+    return parsed.netloc
 
 
 def _infer_auth(options: Options) -> str:

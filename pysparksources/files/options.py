@@ -182,6 +182,7 @@ def parse_source_options(raw: Mapping[str, str], streaming: bool | None) -> Sour
     storage = opts.with_prefix("fs.")
     location = _resolve(opts, "path", path, storage)
     base, pattern = split_glob(location.path)
+    _check_glob(opts, "path", pattern)
     log_location = None
     log_url = opts.string("sourceLogLocation")
     if log_url:
@@ -214,6 +215,7 @@ def parse_source_options(raw: Mapping[str, str], streaming: bool | None) -> Sour
     glob_filter = opts.string("pathGlobFilter")
     if glob_filter is not None and ("/" in glob_filter or not glob_filter):
         raise opts.error("pathGlobFilter", "expected a file-name glob such as *.csv (no '/')")
+    _check_glob(opts, "pathGlobFilter", glob_filter)
     return SourceConfig(
         location=location,
         base=base,
@@ -243,6 +245,16 @@ def _resolve(opts: Options, name: str, url: str, storage: dict[str, str]) -> Fil
     except (ValueError, ImportError) as exc:
         # fsspec's message names the protocol or the missing package, never storage options.
         raise opts.error(name, f"not a usable fsspec URL ({exc})") from None
+
+
+def _check_glob(opts: Options, name: str, pattern: str | None) -> None:
+    from pysparksources.files._listing import check_glob
+
+    if pattern is not None:
+        try:
+            check_glob(pattern)
+        except ValueError as error:
+            raise opts.error(name, str(error)) from None
 
 
 def _same_fs(url: str, other: str) -> bool:

@@ -30,7 +30,7 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from pysparksources._arrow import spark_arrow_schema
-from pysparksources._offsets import canonical_offset
+from pysparksources._offsets import canonical_offset, checked_ints
 from pysparksources._options import OptionError
 from pysparksources.files._admission import Admission
 from pysparksources.files._clean import SourceCleaner
@@ -152,12 +152,9 @@ def _manifest_path(url: str) -> str:
 
 
 def _check_offset(offset: Any) -> int:
-    if not isinstance(offset, dict) or set(offset) != {"logOffset"}:
-        raise ValueError(
-            f"pyfile: offset {offset!r} in the checkpoint was not written by pyfile's source; "
-            "start from a new checkpointLocation"
-        )
-    return int(offset["logOffset"])
+    return checked_ints("pyfile", offset, ("logOffset",), "an offset of pyfile's source")[
+        "logOffset"
+    ]
 
 
 @dataclass

@@ -34,15 +34,17 @@ def offset_error(source: str, offset: Any, problem: str) -> OffsetError:
     )
 
 
-def checked_ints(source: str, offset: Any, keys: tuple[str, ...], what: str) -> dict[str, int]:
-    """``offset`` as exactly ``keys`` -> integers in 0..2^63-1, or an :class:`OffsetError`."""
+def checked_ints(
+    source: str, offset: Any, keys: tuple[str, ...], what: str, minimum: int = 0
+) -> dict[str, int]:
+    """``offset`` as exactly ``keys`` -> integers in minimum..2^63-1, or an :class:`OffsetError`."""
     if not isinstance(offset, dict) or set(offset) != set(keys):
         raise offset_error(source, offset, f"is not {what} (expected keys {', '.join(keys)})")
     values = {}
     for key in keys:
         value = offset[key]
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _LONG:
-            raise offset_error(source, offset, f"has {key}={value!r}, not an integer >= 0")
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= _LONG:
+            raise offset_error(source, offset, f"has {key}={value!r}, not an integer >= {minimum}")
         values[key] = value
     return values
 

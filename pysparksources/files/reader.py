@@ -152,9 +152,9 @@ def _manifest_path(url: str) -> str:
 
 
 def _check_offset(offset: Any) -> int:
-    return checked_ints("pyfile", offset, ("logOffset",), "an offset of pyfile's source")[
-        "logOffset"
-    ]
+    # -1: the offset before the first batch.
+    checked = checked_ints("pyfile", offset, ("logOffset",), "pyfile's offset", minimum=-1)
+    return checked["logOffset"]
 
 
 @dataclass

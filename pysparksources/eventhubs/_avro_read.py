@@ -231,10 +231,9 @@ def check_read_schema(body: BodyFormat, schema: Any) -> None:
 
     expected = from_arrow_schema(read_arrow_schema(body))
     if schema.simpleString() != expected.simpleString():
-        raise OptionError(
+        raise OptionError.invalid(
             NAME,
             "avroSchema",
-            "(the schema given)",
             f"the read schema given with .schema() is {schema.simpleString()}, but avroSchema "
             f"reads as {expected.simpleString()}; drop .schema() or make them match",
         ).with_traceback(None)

@@ -147,10 +147,9 @@ def _require(module: str, option: str, extra: str) -> None:
     if importlib.util.find_spec(module.split(".")[0]) is None or (
         "." in module and importlib.util.find_spec(module) is None
     ):
-        raise OptionError(
+        raise OptionError.unsupported(
             "pyeventhub",
             option,
-            "(set)",
             f"needs {module}, not installed here: pip install 'pysparksources[{extra}]'",
         )
 

@@ -235,7 +235,7 @@ def parse_connection(options: Options) -> EventHubConnection:
         return _from_connection_string(options, connection_string, hub_option, websockets)
 
     if namespace_option is None:
-        raise options.error(
+        raise options.required(
             "connectionString",
             "set connectionString, or fullyQualifiedNamespace with a credential "
             "(sharedAccessKeyName + sharedAccessKey, sharedAccessSignature, "
@@ -243,7 +243,7 @@ def parse_connection(options: Options) -> EventHubConnection:
         )
     namespace = _namespace_host(options, namespace_option)
     if hub_option is None or not hub_option.strip():
-        raise options.error("eventHubName", "required with fullyQualifiedNamespace")
+        raise options.required("eventHubName", "the Event Hub to use with fullyQualifiedNamespace")
     auth = auth or _infer_auth(options)
     conn = EventHubConnection(
         namespace=namespace,
@@ -269,7 +269,7 @@ def _from_connection_string(
     except ValueError:
         parts = {}
     endpoint = parts.get("endpoint", "")
-    host = urlparse(endpoint).netloc
+    host = _netloc(endpoint)
     has_key = bool(parts.get("sharedaccesskeyname")) and bool(parts.get("sharedaccesskey"))
     if not host or not (has_key or parts.get("sharedaccesssignature")):
         raise options.error(
@@ -280,8 +280,8 @@ def _from_connection_string(
     entity = parts.get("entitypath")
     hub = hub_option.strip() if hub_option else entity
     if not hub:
-        raise options.error(
-            "eventHubName", "required: the connection string has no EntityPath to take it from"
+        raise options.required(
+            "eventHubName", "the connection string has no EntityPath to take the hub from"
         )
     if entity and hub_option and entity != hub:
         raise options.error(
@@ -300,12 +300,22 @@ def _from_connection_string(
 
 def _namespace_host(options: Options, text: str) -> str:
     value = text.strip()
-    host = urlparse(value).netloc if "://" in value else value.rstrip("/")
+    host = _netloc(value) if "://" in value else value.rstrip("/")
     if not host or "/" in host or ";" in host:
         raise options.error(
             "fullyQualifiedNamespace", "expected a host name such as myns.servicebus.windows.net"
         )
     return host
+
+
+def _netloc(url: str) -> str:
+    """The host[:port] of ``url``; empty when it has none or cannot be parsed (``sb://[::1``)."""
+    try:
+        parsed = urlparse(url)
+        parsed.port  # noqa: B018 -- raises ValueError for a port out of range
+    except ValueError:
+        return ""
+    return parsed.netloc
 
 
 def _infer_auth(options: Options) -> str:
@@ -326,4 +336,4 @@ def _check_credential_options(options: Options, conn: EventHubConnection) -> Non
     }.get(conn.auth, ())
     for name in required:
         if not options.has(name):
-            raise options.error(name, f"required with auth={conn.auth}")
+            raise options.required(name, f"auth={conn.auth} needs it")

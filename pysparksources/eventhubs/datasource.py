@@ -19,18 +19,8 @@ class EventHubDataSource(LazyDataSource):
     BATCH_READER = "pysparksources.eventhubs.reader:EventHubBatchReader"
     STREAM_WRITER = "pysparksources.eventhubs.writer:EventHubStreamWriter"
     BATCH_WRITER = "pysparksources.eventhubs.writer:EventHubBatchWriter"
+    READ_SCHEMA = "pysparksources.eventhubs.options:read_schema"
 
     @classmethod
     def name(cls) -> str:
         return "pyeventhub"
-
-    def schema(self) -> str:
-        # Called at load() when no .schema() is given (not for writes): the body options are
-        # checked here, and with bodyFormat=avro the body column takes avroSchema's type.
-        from pysparksources._options import OptionError
-        from pysparksources.eventhubs._body_format import body_format_from_raw, read_schema_ddl
-
-        try:
-            return read_schema_ddl(body_format_from_raw(dict(self.options)))
-        except OptionError as error:
-            raise error.with_traceback(None) from None

@@ -8,7 +8,6 @@ Scala connector names are accepted as aliases, for migration.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -21,6 +20,7 @@ from pysparksources.eventhubs._body_format import (
     BODY_SOURCE_OPTIONS,
     BodyFormat,
     parse_body_format,
+    read_schema_ddl,
 )
 from pysparksources.eventhubs._connection import (
     CONNECTION_OPTIONS,
@@ -52,6 +52,7 @@ __all__ = [
     "SourceConfig",
     "parse_sink_options",
     "parse_source_options",
+    "read_schema",
 ]
 
 NAME = "pyeventhub"
@@ -119,9 +120,9 @@ SOURCE_OPTIONS: dict[str, tuple[str, str]] = {
     **BODY_SOURCE_OPTIONS,
 }
 
-# Scala connector name (lower case) -> our name, accepted for migration.
+# Scala connector name -> our name, accepted for migration (one option: giving both is an error).
 SOURCE_ALIASES: dict[str, str] = {
-    f"eventhubs.{name.lower()}": name
+    f"eventhubs.{name}": name
     for name in (
         "connectionString",
         "consumerGroup",
@@ -138,7 +139,6 @@ SOURCE_ALIASES: dict[str, str] = {
 }
 
 _BUFFER_BYTES = 64 * 1024 * 1024
-_ISO = re.compile(r"^\s*PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -170,31 +170,6 @@ class SourceConfig:
         return f"pyeventhub[{self.connection.describe()}, group {self.consumer_group}]"
 
 
-def _normalize(raw: Mapping[str, str]) -> dict[str, str]:
-    """Map Scala aliases to our names; both spellings of one option is an error."""
-    result: dict[str, str] = {}
-    for key, value in raw.items():
-        name = SOURCE_ALIASES.get(str(key).lower(), str(key))
-        if name.lower() in {k.lower() for k in result}:
-            shown = "<redacted>" if name in SECRET_OPTIONS else str(value)
-            raise OptionError(NAME, str(key), shown, f"{name} is given twice; give it once")
-        result[name] = str(value)
-    return result
-
-
-def _duration(options: Options, name: str, default: float, minimum: float = 0.0) -> float:
-    text = options.raw(name)
-    if text is not None:
-        match = _ISO.match(text)  # the Scala connector's ISO-8601 form, PT60S
-        if match and any(match.groups()):
-            h, m, s = match.groups()
-            value = int(h or 0) * 3600 + int(m or 0) * 60 + float(s or 0)
-            if value < minimum:
-                raise options.error(name, f"expected a duration of at least {minimum}s")
-            return value
-    return options.duration_seconds(name, default, minimum)
-
-
 def _position(options: Options, name: str, default: Position) -> Position:
     text = options.raw(name)
     if text is None:
@@ -217,20 +192,23 @@ def _positions(options: Options, name: str) -> dict[str, Position]:
         ) from None
 
 
-def parse_source_options(raw: Mapping[str, str], streaming: bool) -> SourceConfig:
-    """Validate every reader option; raise OptionError naming the first bad one."""
-    normalized = _normalize(raw)
-    options = Options(NAME, normalized, SOURCE_OPTIONS, secrets=SECRET_OPTIONS)
+def parse_source_options(raw: Mapping[str, str], streaming: bool | None) -> SourceConfig:
+    """Validate every reader option; raise OptionError naming the first bad one.
+
+    ``streaming`` is None when Spark asks for the schema at ``load()``, where a stream and a
+    batch read look the same: the checks that depend on it wait for the reader.
+    """
+    options = Options(NAME, raw, SOURCE_OPTIONS, aliases=SOURCE_ALIASES, secrets=SECRET_OPTIONS)
     connection = parse_connection(options)
-    group = options.string("consumerGroup", "$Default") or ""
+    group = options.string("consumerGroup", "$Default")
     if not group.strip():
         raise options.error("consumerGroup", "expected a consumer group name")
-    if streaming:
+    if streaming is True:
         for name in ("endingPosition", "endingPositions"):
             if options.has(name):
                 raise options.error(name, "only for batch reads (spark.read), not readStream")
-    per_trigger = options.integer("maxEventsPerTrigger", None, minimum=1)
-    if per_trigger is not None and not streaming:
+    per_trigger = options.integer("maxEventsPerTrigger", minimum=1)
+    if per_trigger is not None and streaming is False:
         raise options.error("maxEventsPerTrigger", "only for readStream")
     return SourceConfig(
         connection=connection,
@@ -240,24 +218,28 @@ def parse_source_options(raw: Mapping[str, str], streaming: bool) -> SourceConfi
         ending=_position(options, "endingPosition", END),
         ending_per_partition=_positions(options, "endingPositions"),
         max_events_per_trigger=per_trigger,
-        max_events_per_partition=options.integer("maxEventsPerPartition", None, minimum=1),
+        max_events_per_partition=options.integer("maxEventsPerPartition", minimum=1),
         fail_on_data_loss=options.boolean("failOnDataLoss", True),
-        receiver_timeout_s=_duration(options, "receiverTimeout", 60.0, minimum=0.1),
-        operation_timeout_s=_duration(options, "operationTimeout", 300.0, minimum=0.1),
-        prefetch=options.integer("prefetchCount", 500, minimum=1, maximum=100_000) or 500,
-        receive_batch_size=options.integer("receiveBatchSize", 500, minimum=1, maximum=100_000)
-        or 500,
+        receiver_timeout_s=options.duration_seconds("receiverTimeout", 60.0, 0.1, iso=True),
+        operation_timeout_s=options.duration_seconds("operationTimeout", 300.0, 0.1, iso=True),
+        prefetch=options.integer("prefetchCount", 500, minimum=1, maximum=100_000),
+        receive_batch_size=options.integer("receiveBatchSize", 500, minimum=1, maximum=100_000),
         exclusive=options.boolean("useExclusiveReceiver", False),
         locality=options.choice(
             "partitionPreferredLocationStrategy", "Hash", ("Hash", "BalancedHash")
         ),
-        idle_timeout_s=_duration(options, "receiverIdleTimeout", 120.0, minimum=0.1),
-        buffer_bytes=options.integer("receiverBufferBytes", _BUFFER_BYTES, minimum=1)
-        or _BUFFER_BYTES,
-        info_cache_s=_duration(options, "partitionInfoCacheInterval", 1.0),
+        idle_timeout_s=options.duration_seconds("receiverIdleTimeout", 120.0, 0.1, iso=True),
+        buffer_bytes=options.size("receiverBufferBytes", _BUFFER_BYTES),
+        info_cache_s=options.duration_seconds("partitionInfoCacheInterval", 1.0, iso=True),
         task_stats_path=options.string("taskStatsPath"),
         body=parse_body_format(options, sink=False),
     )
+
+
+def read_schema(options: Mapping[str, str]) -> str:
+    """Validate the read options at ``load()`` (no network) and give the fixed schema."""
+    config = parse_source_options(options, streaming=None)
+    return read_schema_ddl(config.body)
 
 
 # -- the writer ---------------------------------------------------------------------------
@@ -278,10 +260,11 @@ SINK_OPTIONS: dict[str, tuple[str, str]] = {
     ),
     "checkpointLocation": ("unset", "Spark's own option: the query's checkpoint (not read here)"),
     **BODY_SINK_OPTIONS,
+    "queryName": ("unset", "Spark passes writeStream.queryName(...) as an option (not read here)"),
 }
 
-# Scala connector name (lower case) -> ours, accepted for migration.
-SINK_ALIASES = {"eventhubs.connectionstring": "connectionString"}
+# Scala connector name -> ours, accepted for migration.
+SINK_ALIASES = {"eventhubs.connectionString": "connectionString"}
 
 # Input column -> what it may hold.
 SINK_COLUMNS: dict[str, str] = {
@@ -308,12 +291,8 @@ class SinkConfig:
     body: BodyFormat = BINARY
 
 
-def _canonical(raw: Mapping[str, str]) -> dict[str, str]:
-    return {SINK_ALIASES.get(str(k).lower(), str(k)): str(v) for k, v in raw.items()}
-
-
 def _column_error(name: str, value: str, accepted: str) -> OptionError:
-    return OptionError(NAME, f"column {name}", value, accepted)
+    return OptionError.invalid(NAME, f"column {name}", accepted, value)
 
 
 def _check_columns(
@@ -379,12 +358,12 @@ def _avro_body(options: Options, body: BodyFormat, schema: pa.Schema) -> BodyFor
 
 def parse_sink_options(raw: Mapping[str, str], schema: pa.Schema) -> SinkConfig:
     """Validate the options and the input schema; raise :class:`OptionError` on the first bad."""
-    options = Options(NAME, _canonical(raw), SINK_OPTIONS, secrets=SECRET_OPTIONS)
+    options = Options(NAME, raw, SINK_OPTIONS, aliases=SINK_ALIASES, secrets=SECRET_OPTIONS)
     connection = parse_connection(options)
-    max_bytes = options.integer("maxBatchBytes", None, minimum=1024)
+    max_bytes = options.size("maxBatchBytes", None, minimum=1024)
     retries = options.integer("maxRetries", 5, minimum=0, maximum=100)
-    backoff = options.duration_seconds("retryBackoff", 0.5)
-    timeout = options.duration_seconds("sendTimeout", 60.0, minimum=1)
+    backoff = options.duration_seconds("retryBackoff", 0.5, iso=True)
+    timeout = options.duration_seconds("sendTimeout", 60.0, minimum=1, iso=True)
     stamp = options.boolean("stampBatchId", False)
     body = parse_body_format(options, sink=True)
     partition, key, props = _check_columns(schema, body.avro)
@@ -393,7 +372,7 @@ def parse_sink_options(raw: Mapping[str, str], schema: pa.Schema) -> SinkConfig:
     return SinkConfig(
         connection=connection,
         max_batch_bytes=max_bytes,
-        max_retries=int(retries or 0),
+        max_retries=retries,
         retry_backoff_s=backoff,
         send_timeout_s=timeout,
         stamp=stamp,

@@ -25,7 +25,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from pysparksources._offsets import canonical_offset
+from pysparksources._offsets import canonical_offset, checked_ints, offset_error
 from pysparksources.eventhubs import _task_stats as task_stats
 from pysparksources.eventhubs._admission import next_end
 from pysparksources.eventhubs._arrowize import to_record_batch
@@ -50,11 +50,13 @@ _ROWS_PER_ARROW_BATCH = 8192
 def _positions_of(config: SourceConfig, offset: Offset) -> dict[str, int]:
     hub = config.connection.event_hub
     if not isinstance(offset, dict) or not isinstance(offset.get(hub), dict):
-        raise RuntimeError(
-            f"pyeventhub: the checkpoint's offset {offset!r} is not for hub {hub!r}; "
-            "a checkpoint belongs to one hub -- start a new checkpoint for another hub"
+        raise offset_error(
+            "pyeventhub", offset, f"is not for hub {hub!r} (a checkpoint belongs to one hub)"
         )
-    return {str(k): int(v) for k, v in offset[hub].items()}
+    positions = offset[hub]
+    if not all(k.isascii() and k.isdigit() for k in positions):
+        raise offset_error("pyeventhub", offset, "has a key that is not a partition id")
+    return checked_ints("pyeventhub", positions, tuple(positions), "a map of partition ids")
 
 
 def _offset(config: SourceConfig, positions: dict[str, int]) -> Offset:

@@ -49,8 +49,8 @@ class EventsSent(WriterCommitMessage):  # type: ignore[misc]
 def _config(options: dict[str, str], schema: StructType, overwrite: bool) -> SinkConfig:
     try:
         if overwrite:
-            raise OptionError(
-                NAME, "outputMode", "complete/overwrite", "pyeventhub only appends events"
+            raise OptionError.invalid(
+                NAME, "outputMode", "pyeventhub only appends events", "complete/overwrite"
             )
         config = parse_sink_options(options, spark_arrow_schema(schema))
         if config.body.registry is not None:
@@ -58,7 +58,7 @@ def _config(options: dict[str, str], schema: StructType, overwrite: bool) -> Sin
         return config
     except (OptionError, RegistryError) as error:
         # Raised from here alone, so Spark's message shows our sentence, not a traceback.
-        raise error.with_traceback(None) from None
+        raise (error.bare() if isinstance(error, OptionError) else error) from None
 
 
 def _totals(messages: Iterable[WriterCommitMessage | None]) -> tuple[int, int, int]:

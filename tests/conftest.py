@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,15 +40,92 @@ def _uses_connect_in_process(item: pytest.Item) -> bool:
     return bool(names & CONNECT_FIXTURES) or param == "connect"
 
 
-@pytest.hookimpl(trylast=True)
+# Fixture (anywhere in a test's fixture closure) -> the marker the test gets from it.
+MARKER_OF_FIXTURE = {
+    "spark": "spark",
+    "connect_server": "connect",
+    "connect_spark": "connect",
+    "bare_connect": "connect",
+    "cluster": "cluster",
+    "cluster_connect": "cluster",
+    "eventhubs_emulator_factory": "emulator",
+    "azurite": "azurite",
+}
+
+
+def _markers_from_fixtures(item: pytest.Item) -> set[str]:
+    names = set(getattr(item, "fixturenames", ()))
+    markers = {MARKER_OF_FIXTURE[name] for name in names & set(MARKER_OF_FIXTURE)}
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "session" in callspec.params:
+        markers.add("spark" if callspec.params["session"] == "classic" else "connect")
+    return markers
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test by the servers its fixtures start, before ``-m`` selects on markers.
+
+    Markers come from the fixture closure, so a test that gains a Spark or emulator fixture
+    cannot miss its marker (``-m "not spark"`` stays honest); tests that start Spark in a
+    child process carry their marker in the module (checked by ``pytest_runtest_call``).
+    """
+    for item in items:
+        for marker in sorted(_markers_from_fixtures(item) - {m.name for m in item.iter_markers()}):
+            item.add_marker(marker)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
     """Run every test that needs no in-process Spark Connect session first.
 
     Creating a remote session marks the whole process as Connect mode (an environment
     variable PySpark reads everywhere): afterwards a classic session can no longer be created
     and child processes inherit the mark. The sort is stable, so file order is kept otherwise.
     """
-    items.sort(key=_uses_connect_in_process)
+    session.items.sort(key=_uses_connect_in_process)
+
+
+SERVER_MARKERS = {"spark", "connect", "cluster", "wheel", "emulator"}
+
+
+def _java_descendants() -> set[int]:
+    """Java processes below this one (Linux /proc; empty elsewhere)."""
+    parents: dict[int, int] = {}
+    commands: dict[int, str] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        pid = int(stat.parent.name)
+        commands[pid] = text[text.index("(") + 1 : text.rindex(")")]
+        parents[pid] = int(text[text.rindex(")") + 2 :].split()[1])
+    found, mine = set(), os.getpid()
+    for pid in parents:
+        walk = pid
+        while walk in parents and walk != mine and walk > 1:
+            walk = parents[walk]
+        if walk == mine and pid != mine and commands[pid] == "java":
+            found.add(pid)
+    return found
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Fail a test without a server marker that starts Spark or the emulator itself."""
+    if {m.name for m in item.iter_markers()} & SERVER_MARKERS:
+        yield
+        return
+    java_before, threads_before = _java_descendants(), set(threading.enumerate())
+    yield
+    emulators = [
+        t for t in set(threading.enumerate()) - threads_before if t.name == "eventhubs-emulator"
+    ]
+    started_java = _java_descendants() - java_before
+    if emulators or started_java:
+        what = "the Event Hubs emulator" if emulators else "a Spark JVM"
+        pytest.fail(f"{item.nodeid} starts {what} but carries no server marker: add one")
 
 
 @pytest.fixture(scope="session")

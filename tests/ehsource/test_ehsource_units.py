@@ -156,7 +156,7 @@ def test_scala_aliases_and_iso_durations() -> None:
         ({"partitionPreferredLocationStrategy": "Random"}, "partitionPreferredLocationStrategy"),
         ({"receiverIdleTimeout": "-"}, "receiverIdleTimeout"),
         ({"receiverBufferBytes": "0"}, "receiverBufferBytes"),
-        ({"receiverBufferBytes": "64m"}, "receiverBufferBytes"),
+        ({"receiverBufferBytes": "64x"}, "receiverBufferBytes"),
         ({"partitionInfoCacheInterval": "x"}, "partitionInfoCacheInterval"),
         ({"consumerGroup": " "}, "consumerGroup"),
         ({"maxEventPerTrigger": "5"}, "maxeventpertrigger"),
@@ -168,6 +168,11 @@ def test_bad_option_values(options: dict[str, str], option: str) -> None:
         config(**options)
     assert err.value.option.lower() == option.lower()
     assert "SECRETKEY42" not in str(err.value)
+
+
+def test_receiver_buffer_takes_a_size() -> None:
+    assert config(receiverBufferBytes="64m").buffer_bytes == 64 * 1024 * 1024
+    assert config(receiverBufferBytes="1000").buffer_bytes == 1000
 
 
 def test_secret_never_in_errors_or_repr() -> None:

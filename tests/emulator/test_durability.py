@@ -121,6 +121,7 @@ def test_time_retention_moves_begin_sequence_number(
     assert props["last_enqueued_sequence_number"] == 2
 
 
+@pytest.mark.emulator
 def test_size_retention(tmp_path: Path) -> None:
     config = EmulatorConfig(hubs=[HubConfig("s", 1, retention_bytes=200)])
     with EventHubsEmulator(config) as emulator:

@@ -114,7 +114,15 @@ def _list_source(config: SourceConfig) -> list[FileEntry]:
         committed = _committed_files(config, fs)
         if committed is not None:
             return committed
-    return list_files(fs, config.base, config.pattern, config.path_glob_filter)
+    return list_files(
+        fs, config.base, config.pattern, config.path_glob_filter, config.recursive_file_lookup
+    )
+
+
+def _reads_partition_values(config: SourceConfig) -> bool:
+    """Spark reads ``col=value`` folder names only below a plain path (through a glob it
+    passes no basePath, so nothing is discovered) and never with recursiveFileLookup."""
+    return config.pattern is None and not config.recursive_file_lookup
 
 
 def _committed_files(config: SourceConfig, fs: Any) -> list[FileEntry] | None:
@@ -290,7 +298,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
                 context,
                 cfg.max_partition_bytes,
                 cfg.open_cost_bytes,
-                with_partition_values=not cfg.recursive_file_lookup,
+                with_partition_values=_reads_partition_values(cfg),
             )
         )
 
@@ -369,7 +377,7 @@ class FileBatchReader(DataSourceReader):  # type: ignore[misc]
                 context,
                 cfg.max_partition_bytes,
                 cfg.open_cost_bytes,
-                with_partition_values=not cfg.recursive_file_lookup,
+                with_partition_values=_reads_partition_values(cfg),
             )
         )
 

@@ -50,7 +50,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "cleanSource": ("off", "off, archive or delete files after their batch is committed"),
     "sourceArchiveDir": ("unset", "where cleanSource=archive moves files (same filesystem)"),
     "pathGlobFilter": ("unset", "only read files whose name matches this glob"),
-    "recursiveFileLookup": ("false", "true: no partition columns from col=value folders"),
+    "recursiveFileLookup": ("false", "true: read every subfolder, with no partition columns"),
     "ignoreCorruptFiles": ("false", "skip (and log) files that cannot be parsed"),
     "ignoreMissingFiles": ("false", "skip files deleted between listing and reading"),
     "maxPartitionBytes": ("128m", "target bytes per input partition (task)"),
@@ -98,7 +98,8 @@ _UNSUPPORTED = {
 }
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)b?\s*$", re.IGNORECASE)
 _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-_GLOB_CHARS = re.compile(r"[*?\[{]")
+# Hadoop's glob characters; a backslash escape also makes a path a glob, as in Spark.
+_GLOB_CHARS = re.compile(r"[*?\[{\\]")
 
 
 @dataclass(frozen=True)

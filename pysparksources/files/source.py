@@ -97,6 +97,7 @@ def _require_folder(config: SourceConfig) -> None:
 def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
     from pyspark.sql.pandas.types import to_arrow_schema
 
+    _check_schema(schema, config.reader.format)
     target = to_arrow_schema(schema, timezone="UTC")
     if config.reader.format == "text":
         strings = [f for f in target if pa.types.is_string(f.type)]
@@ -107,12 +108,61 @@ def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
     return target
 
 
+def _check_schema(schema: StructType, fmt: str) -> None:
+    """Refuse at query start what Spark's file source refuses when the query is defined."""
+    from pyspark.sql.types import StringType
+
+    names: dict[str, str] = {}
+    for name in schema.names:
+        if name.lower() in names:
+            raise OptionError(
+                "pyfile",
+                "schema",
+                name,
+                f"the column name appears twice ({names[name.lower()]!r} and {name!r}; "
+                "compared case-insensitively, as Spark does by default): rename one",
+            ).with_traceback(None)
+        names[name.lower()] = name
+    if fmt == "json":
+        for column, key_type in _map_key_types(schema, ""):
+            if not isinstance(key_type, StringType):
+                raise OptionError(
+                    "pyfile",
+                    "schema",
+                    column,
+                    f"a JSON map can only have STRING keys, not {key_type.simpleString()}",
+                ).with_traceback(None)
+
+
+def _map_key_types(data_type: Any, path: str) -> Iterator[tuple[str, Any]]:
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    if isinstance(data_type, StructType):
+        for f in data_type.fields:
+            yield from _map_key_types(f.dataType, f"{path}.{f.name}" if path else f.name)
+    elif isinstance(data_type, ArrayType):
+        yield from _map_key_types(data_type.elementType, path)
+    elif isinstance(data_type, MapType):
+        yield path, data_type.keyType
+        yield from _map_key_types(data_type.valueType, path)
+
+
 # -- listing: plain folders or a sink's _spark_metadata log ----------------------------
 def _list_source(config: SourceConfig) -> list[FileEntry]:
     fs: Any = config.location.filesystem()
     if config.pattern is None:
         committed = _committed_files(config, fs)
         if committed is not None:
+            if config.clean_source != "off":
+                # Spark refuses this too: cleaning would remove files the manifest still lists,
+                # breaking every reader of the sink's output.
+                raise OptionError(
+                    "pyfile",
+                    "cleanSource",
+                    config.clean_source,
+                    f"not supported when the path is a file sink's output folder (it holds "
+                    f"{METADATA_DIR}): its manifest still lists the files; use cleanSource=off",
+                ).with_traceback(None)
             return committed
     return list_files(
         fs, config.base, config.pattern, config.path_glob_filter, config.recursive_file_lookup

@@ -5,13 +5,26 @@ No JVM. The mapping is in docs/spark-file-stream-tests.md."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from pyspark.sql.streaming.datasource import ReadAllAvailable
 from pyspark.sql.types import StringType, StructField, StructType
 
+from pysparksources._options import OptionError
 from pysparksources.files.filesystem import resolve
-from pysparksources.files.source import FileBatchReader, read_partition
+from pysparksources.files.source import FileBatchReader, FileStreamReader, read_partition
+from pysparksources.files.source_options import parse_source_options
+
+TEXT = StructType([StructField("value", StringType())])
+START = {"logOffset": -1}
+
+
+def reader(src: str, log: Path, **options: str) -> FileStreamReader:
+    return FileStreamReader(
+        {"path": src, "format": "text", "sourceLogLocation": str(log), **options}, TEXT
+    )
 
 
 def _tree(root: Path, *files: str) -> None:
@@ -78,3 +91,118 @@ def test_an_escaped_glob_character_is_a_literal(tmp_path: Path) -> None:
     assert _listed(tmp_path, "text\\[123\\]text") == ["text[123]text/a"]
     assert _listed(tmp_path, "text[123]text") == ["text1text/b"]
     assert _listed(tmp_path, "a\\{b\\}c") == ["a{b}c/c"]
+
+
+@pytest.mark.parametrize("mode", ["delete", "archive"])
+def test_clean_source_on_a_sink_output_is_refused(tmp_path: Path, mode: str) -> None:
+    """Throw UnsupportedOperationException on configuring delete/archive when source path
+    refers the output dir of FileStreamSink (the real queries are in the parity module)."""
+    out = tmp_path / "out"
+    (out / "_spark_metadata").mkdir(parents=True)
+    (out / "part-0.txt").write_text("foo\n")
+    (out / "_spark_metadata" / "0").write_text(
+        "v1\n"
+        + json.dumps(
+            {
+                "path": (out / "part-0.txt").as_uri(),
+                "size": 4,
+                "isDir": False,
+                "modificationTime": 1,
+                "blockReplication": 1,
+                "blockSize": 1,
+                "action": "add",
+            }
+        )
+    )
+    r = reader(
+        str(out), tmp_path / "log", cleanSource=mode, sourceArchiveDir=str(tmp_path / "arch")
+    )
+    with pytest.raises(OptionError, match=r"cleanSource.*_spark_metadata"):
+        r.latestOffset(START, ReadAllAvailable())
+    r.stop()
+    assert (out / "part-0.txt").exists()
+
+
+def test_schemas_spark_refuses_are_refused_at_start(tmp_path: Path) -> None:
+    """SPARK-20460 (duplicate column names, case-insensitively) and SPARK-35320 (JSON map keys
+    other than STRING) fail when the reader is built, at query start, naming the column."""
+    from pyspark.sql.types import IntegerType, MapType
+
+    options = {"path": str(tmp_path), "sourceLogLocation": str(tmp_path / "log")}
+    for a, b in (("a", "a"), ("aA", "Aa")):
+        twice = StructType([StructField(a, IntegerType()), StructField(b, IntegerType())])
+        with pytest.raises(OptionError, match="appears twice"):
+            FileStreamReader({**options, "format": "json"}, twice)
+    for key in (IntegerType(), MapType(StringType(), StringType())):
+        nested = StructType(
+            [StructField("s", StructType([StructField("m", MapType(key, StringType()))]))]
+        )
+        with pytest.raises(OptionError, match=r"'s\.m'.*STRING keys"):
+            FileStreamReader({**options, "format": "json"}, nested)
+    # Parquet and orc maps may have other keys, as in Spark.
+    ints = StructType([StructField("m", MapType(IntegerType(), StringType()))])
+    FileStreamReader({**options, "format": "parquet"}, ints).stop()
+
+
+# Spark 4.3's verdicts for (source path, sourceArchiveDir) below one folder, from running its
+# own source (test_spark_parity_source.py::test_archive_folder_rules_match_spark repeats it).
+ARCHIVE_RULES = [
+    ("a/b", "a", False),
+    ("data/*/x", "data/arch/deep/er", True),
+    ("in", "in/arch", False),
+    ("in", "in2", True),
+    ("hello*/spar?", "hello/spark/structured/streaming", False),
+    ("in", "out/deep", True),
+    ("in/*", "in", False),
+    ("data/*/x", "data/arch", False),
+]
+
+
+def archive_accepted(root: Path, source: str, archive: str) -> bool:
+    options = {
+        "path": f"{root}/{source}",
+        "cleanSource": "archive",
+        "sourceArchiveDir": f"{root}/{archive}",
+        "sourceLogLocation": f"{root}/log",
+    }
+    try:
+        parse_source_options(options, True)
+    except OptionError as error:
+        assert "sourceArchiveDir" in str(error)
+        return False
+    return True
+
+
+@pytest.mark.parametrize(("source", "archive", "accepted"), ARCHIVE_RULES)
+def test_archive_folder_rule_is_sparks(
+    tmp_path: Path, source: str, archive: str, accepted: bool
+) -> None:
+    assert archive_accepted(tmp_path, source, archive) is accepted
+
+
+@pytest.mark.parametrize(
+    ("pattern", "archive"),
+    [
+        ("/hello*/spar?", "/hello/spark/structured/streaming"),
+        ("/hello*/spar?/structured/streaming", "/hello/spark/structured"),
+        ("/hello*/spar?/structured/*", "/hello/spark/structured/streaming"),
+    ],
+)
+def test_archive_folder_matching_the_source_pattern_is_refused(pattern: str, archive: str) -> None:
+    """SourceFileArchiver - fail when base archive path matches source pattern (Spark's three
+    cases; more, compared with Spark's own source, in test_spark_parity_source.py)."""
+    options = {"path": pattern, "cleanSource": "archive", "sourceArchiveDir": archive}
+    with pytest.raises(OptionError, match="sourceArchiveDir"):
+        parse_source_options({**options, "sourceLogLocation": "/log"}, True)
+
+
+def test_archive_folder_on_another_filesystem_is_refused(tmp_path: Path) -> None:
+    """SourceFileArchiver - different filesystems between source and archive."""
+    options = {
+        "path": str(tmp_path),
+        "cleanSource": "archive",
+        "sourceArchiveDir": "memory://archive",
+        "sourceLogLocation": str(tmp_path / "log"),
+    }
+    with pytest.raises(OptionError, match="same filesystem"):
+        parse_source_options(options, True)

@@ -178,7 +178,14 @@ def _reads_partition_values(config: SourceConfig) -> bool:
 def _committed_files(config: SourceConfig, fs: Any) -> list[FileEntry] | None:
     """Files a file sink committed, when the folder holds its ``_spark_metadata`` log."""
     metadata = config.base.rstrip("/") + "/" + METADATA_DIR
-    if not fs.isdir(metadata):
+    try:
+        if not fs.isdir(metadata):
+            return None
+    except OSError as error:
+        # Spark assumes no manifest when looking for it fails, and reads the folder as is.
+        log.warning(
+            "pyfile: assuming no %s in %s: %s", METADATA_DIR, describe(config.location), error
+        )
         return None
     # The location carries the fs.* storage options: a remote store's manifest needs them.
     folder = FileLocation(config.location.protocol, config.base, config.location.storage_options)

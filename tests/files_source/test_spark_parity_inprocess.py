@@ -6,9 +6,14 @@ No JVM. The mapping is in docs/spark-file-stream-tests.md."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import fsspec
+import pyarrow as pa
 import pytest
+from fsspec.implementations.local import LocalFileSystem
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 from pyspark.sql.types import StringType, StructField, StructType
 
@@ -206,3 +211,60 @@ def test_archive_folder_on_another_filesystem_is_refused(tmp_path: Path) -> None
     }
     with pytest.raises(OptionError, match="same filesystem"):
         parse_source_options(options, True)
+
+
+class _FailingChecks(LocalFileSystem):  # type: ignore[misc]
+    """Local files, but looking at ``_spark_metadata`` or at a glob path fails (like Spark's
+    FailFormatCheckFileSystem)."""
+
+    protocol = "pyfiletestfailingchecks"
+
+    @classmethod
+    def _strip_protocol(cls, path: Any) -> Any:
+        text = str(path)
+        prefix = cls.protocol + "://"
+        return super()._strip_protocol(text[len(prefix) :] if text.startswith(prefix) else text)
+
+    @staticmethod
+    def _check(path: Any) -> None:
+        text = str(path)
+        if text.rstrip("/").endswith("/_spark_metadata") or any(c in text for c in "*?["):
+            raise OSError(f"cannot access {text}")
+
+    def info(self, path: Any, **kwargs: Any) -> Any:
+        self._check(path)
+        return super().info(path, **kwargs)
+
+    def isdir(self, path: Any) -> bool:
+        self._check(path)
+        return bool(super().isdir(path))
+
+
+@pytest.fixture
+def failing_checks() -> Iterator[str]:
+    fsspec.register_implementation(_FailingChecks.protocol, _FailingChecks, clobber=True)
+    yield _FailingChecks.protocol
+
+
+def read_all(r: FileBatchReader) -> list[str]:
+    rows: list[str] = []
+    for part in r.partitions():
+        for batch in read_partition(part):
+            assert isinstance(batch, pa.RecordBatch)
+            rows += batch.column(0).to_pylist()
+    return sorted(rows)
+
+
+def test_failing_metadata_or_glob_checks_do_not_fail_the_read(
+    tmp_path: Path, failing_checks: str
+) -> None:
+    """formatCheck fail should not fail the query; fail to check glob path should not fail the
+    query (as in Spark, the folder is then read as plain files)."""
+    out = tmp_path / "out"
+    (out / "_spark_metadata").mkdir(parents=True)
+    (out / "_spark_metadata" / "0").write_text("v1\n")
+    (out / "part-0.txt").write_text("foo\n")
+    for path in (str(out), f"{out}/*"):
+        r = FileBatchReader({"path": f"{failing_checks}://{path}", "format": "text"}, TEXT)
+        assert read_all(r) == ["foo"]
+    assert resolve(f"{failing_checks}://{out}").protocol == failing_checks

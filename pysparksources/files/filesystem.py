@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["FileLocation", "resolve"]
+__all__ = ["FileLocation", "resolve", "working_directory"]
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,9 @@ def resolve(url: str, storage_options: dict[str, Any] | None = None) -> FileLoca
         import os
 
         path = infer_storage_options(url)["path"]
-        return FileLocation("file", os.path.abspath(path), options)
+        return FileLocation(
+            "file", os.path.normpath(os.path.join(working_directory(), path)), options
+        )
     import fsspec
 
     cls = fsspec.get_filesystem_class(protocol)
@@ -64,3 +66,18 @@ def resolve(url: str, storage_options: dict[str, Any] | None = None) -> FileLoca
     for key, value in cls._get_kwargs_from_urls(url).items():
         options.setdefault(key, value)
     return FileLocation(protocol, path, options)
+
+
+def working_directory() -> str:
+    """The driver JVM's working directory, against which Spark resolves relative paths.
+
+    A Spark Connect server runs Python workers inside a per-session folder that is deleted
+    with the session, so ``os.getcwd()`` there is the wrong base. Spark's launcher script
+    (bash) exports ``PWD``, the JVM's working directory, and the workers inherit it.
+    """
+    import os
+
+    pwd = os.environ.get("PWD")
+    if pwd and os.path.isabs(pwd) and os.path.isdir(pwd):
+        return pwd
+    return os.getcwd()

@@ -43,7 +43,11 @@ DEFAULT_COMPRESSION = {"parquet": "snappy", "csv": "none", "json": "none", "text
 
 # name -> (default shown in the docs, meaning). docs/pyfile-sink.md is checked against this.
 OPTIONS: dict[str, tuple[str, str]] = {
-    "path": ("required", "output folder: any fsspec URL or local path (the argument of start())"),
+    "path": (
+        "required",
+        "output folder: any fsspec URL or local path (the argument of start()), taken literally "
+        "as Spark's sink does (`out[1]` is a folder named so)",
+    ),
     "format": ("parquet", "parquet, csv, json (JSON Lines) or text"),
     "compression": (
         "snappy (parquet), none (others)",
@@ -141,8 +145,6 @@ def _location(options: Options) -> tuple[FileLocation, str]:
         raise options.error(
             "path", "an output folder is required: .option('path', url) or .start(url)"
         )
-    if any(ch in url for ch in "*?[]{}"):
-        raise options.error("path", "the output folder cannot be a glob pattern")
     try:
         location = resolve(url, options.with_prefix("fs."))
     except (ValueError, ImportError) as exc:

@@ -13,17 +13,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from streamtools import progress
+from support.spark_parity import compares_with_spark
+from support.streams import progress
 
-from pysparksources.files.manifest import ManifestLog, committed_files
+from pysparksources.files._manifest import ManifestLog, committed_files
 
 pytestmark = pytest.mark.spark
-
-
-def compares_with_spark(session: Any) -> bool:
-    """Spark's own sink runs beside pyfile's on the classic session only (its behaviour does
-    not depend on the session kind); over Connect pyfile must give the same explicit results."""
-    return "connect" not in type(session).__module__
 
 
 def numbers(session: Any, total: int, per_batch: int, partitions: int = 2) -> Any:
@@ -228,7 +223,7 @@ def test_a_failed_batch_is_retried_exactly_once_after_restart(
 
 
 def _location(out: Path) -> Any:
-    from pysparksources.files.filesystem import resolve
+    from pysparksources.files._filesystem import resolve
 
     return resolve(str(out / "_spark_metadata"))
 
@@ -240,7 +235,7 @@ FRUITS = ["apple", "peach", "citron"]
 def _writer(out: Path) -> Any:
     from pyspark.sql.types import StringType, StructField, StructType
 
-    from pysparksources.files.sink import FileStreamWriter
+    from pysparksources.files.writer import FileStreamWriter
 
     schema = StructType([StructField("value", StringType())])
     return FileStreamWriter({"path": str(out), "format": "text"}, schema, False)

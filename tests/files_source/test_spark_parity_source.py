@@ -19,7 +19,8 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
-from streamtools import progress
+from support.spark_parity import ARCHIVE_RULES, archive_accepted, compares_with_spark
+from support.streams import progress
 
 pytestmark = pytest.mark.spark
 NOW = time.time()
@@ -68,14 +69,6 @@ def _load(reader: Any, path: Path | str, schema: str | None, options: dict[str, 
     for key, value in options.items():
         reader = reader.option(key, str(value))
     return reader.load(str(path))
-
-
-def compares_with_spark(session: Any) -> bool:
-    """Spark's own source runs beside pyfile on the classic session, every scenario of a test.
-    Over Connect (same reader code; what differs is how options, paths and queries travel)
-    pyfile alone runs a few of them and must give the same explicit results: this keeps the
-    Connect half of the suite short."""
-    return "connect" not in type(session).__module__
 
 
 def tagged(df: Any, tag: str) -> Any:
@@ -394,8 +387,8 @@ def test_latest_first_and_max_file_age_match_spark(session: Any, tmp_path: Path)
     latestFirst plus maxFilesPerTrigger or maxBytesPerTrigger; without them a file older than
     maxFileAge before the newest file is never read, across a restart (SPARK-17165's rule).
     Spark's own source log (FileStreamSourceLog) is read with pyfile's log reader."""
-    from pysparksources.files.filesystem import resolve
-    from pysparksources.files.source_log import SourceLog
+    from pysparksources.files._filesystem import resolve
+    from pysparksources.files._source_log import SourceLog
 
     configs = {
         "oldest": {"maxFilesPerTrigger": 1, "maxFileAge": "1m"},
@@ -622,7 +615,7 @@ def test_bad_limits_and_options_fail_at_start_naming_them(session: Any, tmp_path
     matrix runs through the option parser the reader calls at query start; two cases run as
     real queries to show the sentence reaches the user."""
     from pysparksources._options import OptionError
-    from pysparksources.files.source_options import parse_source_options
+    from pysparksources.files.options import parse_source_options
 
     base = {"path": str(tmp_path), "sourceLogLocation": str(tmp_path / "log")}
     for option in ("maxFilesPerTrigger", "maxBytesPerTrigger"):
@@ -713,8 +706,6 @@ def test_archive_folder_rules_match_spark(spark: Any, tmp_path: Path) -> None:
     """SourceFileArchiver - fail when base archive path matches source pattern: Spark's own
     source decides each case at query start; pyfile's option check must decide the same (its
     verdicts are pinned, without a JVM, in test_spark_parity_inprocess.py)."""
-    from test_spark_parity_inprocess import ARCHIVE_RULES, archive_accepted
-
     for folder in ("a/b", "data/q/x", "in", "hello/spark"):
         (tmp_path / folder).mkdir(parents=True, exist_ok=True)
     for i, (source, archive, _) in enumerate(ARCHIVE_RULES):

@@ -518,13 +518,15 @@ def test_clean_source_delete_and_archive_match_spark(session: Any, tmp_path: Pat
 
 
 def fails(df: Any, ck: Path, **trigger: Any) -> str:
-    query = (
-        df.writeStream.format("noop")
-        .option("checkpointLocation", str(ck))
-        .trigger(**(trigger or {"availableNow": True}))
-        .start()
-    )
+    """The message of a query that fails at start or in its first batch (over Connect a
+    refusal at load() arrives at start)."""
     with pytest.raises(Exception) as caught:
+        query = (
+            df.writeStream.format("noop")
+            .option("checkpointLocation", str(ck))
+            .trigger(**(trigger or {"availableNow": True}))
+            .start()
+        )
         query.awaitTermination(120)
     return str(caught.value)
 
@@ -631,11 +633,20 @@ def test_bad_limits_and_options_fail_at_start_naming_them(session: Any, tmp_path
             parse_source_options({**base, option: "2030-01-01T00:00:00"}, True)
 
     (tmp_path / "in").mkdir()
-    bad = pyfile(session, tmp_path / "in", tmp_path / "log1", "text", maxBytesPerTrigger="10.1")
-    assert "maxBytesPerTrigger" in fails(bad, tmp_path / "ck1")
+
+    def refused(ck: Path, **option: str) -> str:
+        """The message of a query refused at load() (a schema-less read checks its options
+        there) or at start."""
+        try:
+            bad = pyfile(session, tmp_path / "in", tmp_path / f"log-{ck.name}", "text", **option)
+        except Exception as error:
+            return str(error)
+        return fails(bad, ck)
+
+    message = refused(tmp_path / "ck1", maxBytesPerTrigger="10.1")
+    assert "maxBytesPerTrigger" in message and "'10.1'" in message
     if compares_with_spark(session):
-        bad = pyfile(session, tmp_path / "in", tmp_path / "log2", "text", modifiedAfter="2020")
-        assert "modifiedafter" in fails(bad, tmp_path / "ck2").lower()
+        assert "modifiedafter" in refused(tmp_path / "ck2", modifiedAfter="2020").lower()
 
 
 def test_limits_in_a_running_query_match_spark(session: Any, tmp_path: Path) -> None:

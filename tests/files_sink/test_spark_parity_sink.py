@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -201,6 +202,9 @@ def test_a_failed_batch_is_retried_exactly_once_after_restart(
     def fail_once(value: int) -> int:
         if value == 15 and os.path.exists(flag):
             os.remove(flag)
+            # The other task has written its file by then: abort() removes it (a task still
+            # writing after abort() may leave an orphan no reader sees, as in Spark's sink).
+            time.sleep(3)
             raise RuntimeError("injected failure")
         return value
 

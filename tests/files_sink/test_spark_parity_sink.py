@@ -66,6 +66,7 @@ def data_files(out: Path) -> list[Path]:
     )
 
 
+@pytest.mark.slow
 def test_partitioned_output_matches_sparks_file_sink(session: Any, tmp_path: Path) -> None:
     """partitioned writing and batch reading (also with 'basePath'); SPARK-21167 (partition
     values with a space); special characters in output path; Handle FileStreamSink metadata
@@ -183,6 +184,7 @@ def test_update_mode_and_orc_are_refused_at_start(session: Any, tmp_path: Path) 
     assert "'format'" in message and "parquet, csv, json, text" in message
 
 
+@pytest.mark.slow
 def test_a_failed_batch_is_retried_exactly_once_after_restart(
     session: Any, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:

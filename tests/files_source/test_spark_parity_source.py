@@ -119,6 +119,7 @@ def per_source_rows(batches: list[dict[str, Any]], tags: list[str]) -> dict[str,
 
 
 # -- scenarios ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_restarts_triggers_idle_sources_and_file_name_only_match_spark(
     session: Any, tmp_path: Path
 ) -> None:
@@ -200,6 +201,7 @@ def test_restarts_triggers_idle_sources_and_file_name_only_match_spark(
         assert sorted(values(got[f"py-{name}"]), key=int) == [str(n) for n in range(1, 8)]
 
 
+@pytest.mark.slow
 def test_folder_layouts_globs_and_file_names_match_spark(session: Any, tmp_path: Path) -> None:
     """Partitioned tables with and without globbing; a path that is itself a partition folder
     (the json "inside partitioned directory" test, with a given schema); nested directories
@@ -331,6 +333,7 @@ def write_with_pyfile(df: Any, out: Path, ck: Path) -> None:
     assert query.exception() is None, query.exception()
 
 
+@pytest.mark.slow
 def test_reading_a_file_sinks_output_matches_spark(session: Any, tmp_path: Path) -> None:
     """read data from outputs of another streaming query (its manifest compacted, a stray file
     ignored); start before another streaming query, and read its output; SPARK-35565's intent
@@ -341,6 +344,7 @@ def test_reading_a_file_sinks_output_matches_spark(session: Any, tmp_path: Path)
     special = tmp_path / "text[123]text"
     escaped = str(special).replace("[", "\\[").replace("]", "\\]")
     compare = compares_with_spark(session)
+    rows = 120 if compare else 20
     paths = {"plain": str(out), "glob": f"{out}/*", "special": escaped}
     if not compare:
         del paths["glob"]
@@ -362,8 +366,9 @@ def test_reading_a_file_sinks_output_matches_spark(session: Any, tmp_path: Path)
     )
     try:
         reader.processAllAvailable()  # started before the writer: nothing to read yet
-        # 12 batches: the manifest is compacted at batch 9.
-        write_with_pyfile(numbers(session, 120, 10), out, tmp_path / "w_ck")
+        # 12 batches: the manifest is compacted at batch 9 (over Connect 2 batches: reading a
+        # compacted manifest does not depend on the session kind).
+        write_with_pyfile(numbers(session, rows, 10), out, tmp_path / "w_ck")
         (out / "should_not_keep.txt").write_text("stray\n")
         write_with_pyfile(
             numbers(session, 1, 1).selectExpr("'foo' AS value"), special, tmp_path / "w_ck2"
@@ -372,13 +377,13 @@ def test_reading_a_file_sinks_output_matches_spark(session: Any, tmp_path: Path)
     finally:
         reader.stop()
     assert reader.exception() is None, reader.exception()
-    assert (out / "_spark_metadata" / "9.compact").exists()
+    assert (out / "_spark_metadata" / "9.compact").exists() or not compare
     got = rows_by_tag(session, tmp_path / "read")
     for name in paths if compare else ():
         assert got[f"py-{name}"] == got[f"spark-{name}"], name
-    assert sorted(values(got["py-plain"]), key=int) == [str(i) for i in range(120)]
+    assert sorted(values(got["py-plain"]), key=int) == [str(i) for i in range(rows)]
     if compare:
-        assert sorted(values(got["py-glob"])) == sorted([*(str(i) for i in range(120)), "stray"])
+        assert sorted(values(got["py-glob"])) == sorted([*(str(i) for i in range(rows)), "stray"])
     assert values(got["py-special"]) == ["foo"]
 
 

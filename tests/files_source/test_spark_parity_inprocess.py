@@ -389,6 +389,14 @@ def test_partition_values_only_without_a_glob(tmp_path: Path) -> None:
         assert rows == [[{"value": "v", "partition": expected}]], path
 
 
+def test_the_reader_reads_plain_subfolders_only_with_recursive_file_lookup(tmp_path: Path) -> None:
+    """The reader passes recursiveFileLookup to the listing (Spark's rule for plain folders)."""
+    _tree(tmp_path, "in/a", "in/sub/b")
+    for extra, expected in (({}, ["a"]), ({"recursiveFileLookup": "true"}, ["a", "b"])):
+        r = FileBatchReader({"path": f"{tmp_path}/in", "format": "text", **extra}, TEXT)
+        assert read_all(r) == expected, extra
+
+
 def test_an_escaped_glob_character_is_a_literal(tmp_path: Path) -> None:
     """SPARK-21996/SPARK-43343: a folder named text[123]text is read through the escaped path
     text\\[123\\]text, as with Spark (the unescaped one is a glob matching text1text...)."""

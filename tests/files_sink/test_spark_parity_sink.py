@@ -115,6 +115,7 @@ def test_partitioned_output_matches_sparks_file_sink(session: Any, tmp_path: Pat
     assert any("p=hello world" in str(f) for f in listed)
 
 
+@pytest.mark.slow
 def test_aggregation_with_watermark_in_append_mode(session: Any, tmp_path: Path) -> None:
     """writing with aggregation: windows are written once the watermark passes them (the
     no-data batch emits them), each exactly once."""

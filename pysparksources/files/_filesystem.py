@@ -15,7 +15,13 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["FileLocation", "create_exclusive", "exclusive_create_problem", "resolve"]
+__all__ = [
+    "FileLocation",
+    "create_exclusive",
+    "exclusive_create_problem",
+    "resolve",
+    "working_directory",
+]
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +67,9 @@ def resolve(url: str, storage_options: dict[str, Any] | None = None) -> FileLoca
     options = dict(storage_options or {})
     if protocol == "file":
         path = infer_storage_options(url)["path"]
-        return FileLocation("file", os.path.abspath(path), options)
+        return FileLocation(
+            "file", os.path.normpath(os.path.join(working_directory(), path)), options
+        )
     import fsspec
 
     cls = fsspec.get_filesystem_class(protocol)
@@ -69,6 +77,19 @@ def resolve(url: str, storage_options: dict[str, Any] | None = None) -> FileLoca
     for key, value in cls._get_kwargs_from_urls(url).items():
         options.setdefault(key, value)
     return FileLocation(protocol, path, options)
+
+
+def working_directory() -> str:
+    """The driver JVM's working directory, against which Spark resolves relative paths.
+
+    A Spark Connect server runs Python workers inside a per-session folder that is deleted
+    with the session, so ``os.getcwd()`` there is the wrong base. Spark's launcher script
+    (bash) exports ``PWD``, the JVM's working directory, and the workers inherit it.
+    """
+    pwd = os.environ.get("PWD")
+    if pwd and os.path.isabs(pwd) and os.path.isdir(pwd):
+        return pwd
+    return os.getcwd()
 
 
 # -- create-if-absent ------------------------------------------------------------------------

@@ -196,6 +196,9 @@ def _orc(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> It
     if not split.whole:
         # pyarrow does not expose stripe offsets: a split starting at 0 takes the whole file.
         stripes = range(of.nstripes) if split.start == 0 else range(0)
+    # With none of the wanted columns in the file, read one anyway: a stripe read with no
+    # columns has no rows, and Spark gives each of the file's rows with nulls.
+    columns = columns or of.schema.names[:1]
     for index in stripes:
         stripe = of.read_stripe(index, columns=columns)
         for batch in pa.Table.from_batches([stripe]).to_batches(max_chunksize=BATCH_ROWS):

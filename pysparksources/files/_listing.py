@@ -1,9 +1,20 @@
-"""List a source's files the way Spark's file index does, on any fsspec filesystem.
+"""List a source's files the way Spark's streaming file index does, on any fsspec filesystem.
 
 Spark lists every folder below the source path (globs expanded first), skips files and folders
 whose names start with ``_`` or ``.`` (``_``-names holding ``=`` are partition folders and
-stay), applies ``pathGlobFilter`` to file names, and reads ``col=value`` folder names as
-partition values unless ``recursiveFileLookup`` is on.
+stay) and applies ``pathGlobFilter`` to file names. Which of those files a stream reads follows
+Spark's partition discovery (checked against Spark's own file source in
+tests/files_source/test_spark_parity_source.py):
+
+- with ``recursiveFileLookup``, every file;
+- when the folders holding files are ``col=value`` partition folders, every file (in nested
+  plain folders below a partition folder too); partition folders next to plain folders are a
+  conflicting layout and an error, as in Spark;
+- otherwise only the files directly in the path (or in each folder a glob matches, or the
+  files a glob matches): plain subfolders are not read.
+
+Partition values come from the ``col=value`` names nearest to each file, and only for a path
+without a glob (Spark reads none through a glob).
 """
 
 from __future__ import annotations
@@ -16,11 +27,13 @@ from typing import Any
 
 __all__ = [
     "FileEntry",
+    "PartitionLayoutError",
     "check_glob",
     "glob_regex",
     "is_hidden",
     "list_files",
     "modification_ms",
+    "partition_spec",
     "partition_values",
 ]
 
@@ -101,17 +114,46 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         raise ValueError(f"not a valid glob pattern: {error}") from None
 
 
-def partition_values(relative_dir: str) -> dict[str, str]:
-    """``col=value`` folder names along a file's folder path, outermost first."""
-    values: dict[str, str] = {}
-    for part in relative_dir.split("/"):
-        if "=" in part:
-            key, _, value = part.partition("=")
-            if key:
-                from urllib.parse import unquote
+class PartitionLayoutError(ValueError):
+    """Folders holding files disagree about the partition layout (Spark refuses them too)."""
 
-                values[key] = unquote(value)
-    return values
+
+def _column(name: str) -> tuple[str, str] | None:
+    key, sep, value = name.partition("=")
+    if not sep or not key:
+        return None
+    from urllib.parse import unquote
+
+    return unquote(key), unquote(value)
+
+
+def partition_spec(relative_dir: str) -> tuple[list[tuple[str, str]], str]:
+    """Spark's partition parsing of one folder below the base: its ``col=value`` columns, and
+    the folder they hang from ('' for the base itself).
+
+    Walking up from the folder, names without ``=`` are passed over until a column is found;
+    the first one after that ends the run (``a=1/x/b=2`` has the column b, hanging from
+    ``a=1/x``). A folder with no column hangs from itself.
+    """
+    parts = [p for p in relative_dir.split("/") if p]
+    columns: list[tuple[str, str]] = []
+    i = len(parts)
+    while i > 0:
+        column = _column(parts[i - 1])
+        if column is None:
+            if columns:
+                break
+        else:
+            columns.append(column)
+        i -= 1
+    if not columns:
+        return [], "/".join(parts)
+    return columns[::-1], "/".join(parts[:i])
+
+
+def partition_values(relative_dir: str) -> dict[str, str]:
+    """The partition columns of the files in a folder below the base, outermost first."""
+    return dict(partition_spec(relative_dir)[0])
 
 
 def _visible(relative: str) -> bool:
@@ -121,30 +163,56 @@ def _visible(relative: str) -> bool:
 def _roots(fs: Any, base: str, pattern: str | None) -> list[str]:
     if pattern is None:
         return [base]
-    # fsspec's glob understands * ? [..] but not Hadoop's {a,b}: expand alternatives first.
+    # fsspec's glob understands * ? [..] but neither Hadoop's {a,b} nor its backslash escapes:
+    # expand alternatives first, then turn each escaped character into a one-character class.
     roots: list[str] = []
     for expanded in _expand_braces(pattern):
-        roots.extend(str(p) for p in fs.glob(expanded))
+        roots.extend(str(p) for p in fs.glob(_fsspec_glob(expanded)))
     return sorted(set(roots))
+
+
+def _fsspec_glob(pattern: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            i += 1
+            c = pattern[i]
+            out.append(f"[{c}]" if c in "*?[]{}" else c)
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
 
 
 MAX_BRACE_EXPANSIONS = 1024
 
 
 def _expand_braces(pattern: str) -> list[str]:
-    """``a{b,c}d`` -> ``abd``, ``acd``; ValueError past :data:`MAX_BRACE_EXPANSIONS`."""
-    match = re.search(r"\{([^{}]*)\}", pattern)
-    if match is None:
-        return [pattern]
-    head, tail = pattern[: match.start()], pattern[match.end() :]
-    result: list[str] = []
-    for choice in match.group(1).split(","):
-        result.extend(_expand_braces(head + choice + tail))
-        if len(result) > MAX_BRACE_EXPANSIONS:
-            raise ValueError(
-                f"the {{a,b}} alternatives expand to over {MAX_BRACE_EXPANSIONS} globs"
-            )
-    return result
+    """Hadoop's ``{a,b}`` alternatives (innermost first); escaped braces stay literal.
+    ValueError past :data:`MAX_BRACE_EXPANSIONS` globs."""
+    opening = -1
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":
+            opening = i
+        elif c == "}" and opening >= 0:
+            head, tail = pattern[:opening], pattern[i + 1 :]
+            result: list[str] = []
+            for choice in pattern[opening + 1 : i].split(","):
+                result.extend(_expand_braces(head + choice + tail))
+                if len(result) > MAX_BRACE_EXPANSIONS:
+                    raise ValueError(
+                        f"the {{a,b}} alternatives expand to over {MAX_BRACE_EXPANSIONS} globs"
+                    )
+            return result
+        i += 1
+    return [pattern]
 
 
 def check_glob(pattern: str) -> None:
@@ -155,11 +223,18 @@ def check_glob(pattern: str) -> None:
 
 
 def list_files(
-    fs: Any, base: str, pattern: str | None, name_filter: str | None = None
+    fs: Any,
+    base: str,
+    pattern: str | None,
+    name_filter: str | None = None,
+    recursive: bool = False,
 ) -> list[FileEntry]:
-    """Every visible data file below ``base`` (or below what ``pattern`` matches)."""
+    """The files a Spark stream over ``base`` (or ``pattern``) reads now (module docstring)."""
     name_regex = glob_regex(name_filter) if name_filter else None
     found: dict[str, FileEntry] = {}
+    direct: set[str] = set()
+    # (the folder partitions are discovered against, a folder below it holding files)
+    leaves: set[tuple[str, str]] = set()
     base_norm = base.rstrip("/")
     for root in _roots(fs, base, pattern):
         root = root.rstrip("/")
@@ -185,7 +260,44 @@ def list_files(
             if name_regex is not None and name_regex.match(name) is None:
                 continue
             found[path] = FileEntry(path, modification_ms(info), int(info.get("size") or 0))
-    return list(found.values())
+            if "/" not in rel:
+                direct.add(path)  # in the root folder, or the root is this file
+            if pattern is None:
+                leaves.add((base_norm, relative_dir(base_norm, path)))
+            else:  # Spark discovers partitions below each folder a glob matched
+                leaves.add((root, posixpath.dirname(rel)) if rel else (posixpath.dirname(root), ""))
+    if recursive or _partitioned(leaves):
+        return list(found.values())
+    return [entry for path, entry in found.items() if path in direct]
+
+
+def _partitioned(leaves: set[tuple[str, str]]) -> bool:
+    """Whether the folders holding files are partition folders; a mixed layout is an error."""
+    hangs_from: dict[str, str] = {}
+    names: dict[tuple[str, ...], str] = {}
+    for root, folder in leaves:
+        columns, hang = partition_spec(folder)
+        where = posixpath.join(root, hang).rstrip("/") or "/"
+        hangs_from.setdefault(where.lower(), where)
+        if columns:
+            names.setdefault(tuple(k.lower() for k, _ in columns), posixpath.join(root, folder))
+    if not names:
+        return False
+    if len(hangs_from) > 1:
+        shown = ", ".join(sorted(hangs_from.values())[:5])
+        raise PartitionLayoutError(
+            "pyfile: conflicting folder layout: partition folders (col=value) hold files, but "
+            f"the folders holding files do not hang from one table root ({shown}); Spark's "
+            "file source refuses this layout too. Read each table's root folder on its own, "
+            "move the other files, or set recursiveFileLookup=true (no partition columns then)"
+        )
+    if len(names) > 1:
+        shown = ", ".join(sorted(names.values())[:5])
+        raise PartitionLayoutError(
+            "pyfile: conflicting partition column names in the folders "
+            f"{shown}; every partition folder must have the same col=value levels"
+        )
+    return True
 
 
 def relative_dir(base: str, path: str) -> str:

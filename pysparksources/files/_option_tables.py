@@ -45,7 +45,7 @@ SOURCE_OPTIONS: dict[str, tuple[str, str]] = {
     "cleanSource": ("off", "off, archive or delete files after their batch is committed"),
     "sourceArchiveDir": ("unset", "where cleanSource=archive moves files (same filesystem)"),
     "pathGlobFilter": ("unset", "only read files whose name matches this glob"),
-    "recursiveFileLookup": ("false", "true: no partition columns from col=value folders"),
+    "recursiveFileLookup": ("false", "true: read every subfolder, with no partition columns"),
     "ignoreCorruptFiles": ("false", "skip (and log) files that cannot be parsed"),
     "ignoreMissingFiles": ("false", "skip files deleted between listing and reading"),
     "maxPartitionBytes": ("128m", "target bytes per input partition (task)"),
@@ -117,7 +117,11 @@ DEFAULT_COMPRESSION = {"parquet": "snappy", "csv": "none", "json": "none", "text
 SINK_ALIASES = {"delimiter": "sep"}
 # name -> (default shown in the docs, meaning). docs/pyfile-sink.md is checked against this.
 SINK_OPTIONS: dict[str, tuple[str, str]] = {
-    "path": ("required", "output folder: any fsspec URL or local path (the argument of start())"),
+    "path": (
+        "required",
+        "output folder: any fsspec URL or local path (the argument of start()), taken literally "
+        "as Spark's sink does (`out[1]` is a folder named so)",
+    ),
     "format": ("parquet", "parquet, csv, json (JSON Lines) or text"),
     "compression": (
         "snappy (parquet), none (others)",

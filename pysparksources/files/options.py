@@ -41,7 +41,8 @@ __all__ = [
 ]
 
 NAME = "pyfile"
-_GLOB_CHARS = re.compile(r"[*?\[{]")
+# Hadoop's glob characters; a backslash escape also makes a path a glob, as in Spark.
+_GLOB_CHARS = re.compile(r"[*?\[{\\]")
 
 
 # -- the source ---------------------------------------------------------------------------
@@ -211,7 +212,7 @@ def parse_source_options(raw: Mapping[str, str], streaming: bool | None) -> Sour
         archive = _resolve(
             opts, "sourceArchiveDir", archive_url, storage if _same_fs(archive_url, path) else {}
         )
-        _check_archive(opts, location, base, archive)
+        _check_archive(opts, location, archive)
     max_age = opts.duration_seconds("maxFileAge", 7 * 86400)
     glob_filter = opts.string("pathGlobFilter")
     if glob_filter is not None and ("/" in glob_filter or not glob_filter):
@@ -264,18 +265,25 @@ def _same_fs(url: str, other: str) -> bool:
     return (split_protocol(url)[0] or "file") == (split_protocol(other)[0] or "file")
 
 
-def _check_archive(opts: Options, source: FileLocation, base: str, archive: FileLocation) -> None:
-    """Spark's safety rules: same filesystem, and archived files never match the source."""
+def _check_archive(opts: Options, source: FileLocation, archive: FileLocation) -> None:
+    """Spark's safety rules: same filesystem, and the archive folder must not match the source
+    path (a glob pattern) in its first N folder levels, N being the smaller of the two depths.
+
+    Archived files land at ``<archive>/<full source path>``; the rule keeps them away from
+    whatever the source lists (it is Spark's, checked against Spark in the parity tests).
+    """
+    from pysparksources.files._listing import glob_regex
+
     if archive.protocol != source.protocol:
         raise opts.error("sourceArchiveDir", "must be on the same filesystem as the source path")
-    arch = archive.path.rstrip("/") + "/"
-    root = base.rstrip("/") + "/"
-    # Archived files land at <archive>/<full source path>: under the source folder they would
-    # be listed again (Spark rejects an archive folder that matches the source pattern).
-    if arch.startswith(root):
+    pattern = [p for p in source.path.split("/") if p]
+    folders = [p for p in archive.path.split("/") if p]
+    depth = min(len(pattern), len(folders))
+    if all(glob_regex(p).match(f) for p, f in zip(pattern[:depth], folders[:depth], strict=True)):
         raise opts.error(
             "sourceArchiveDir",
-            "must not be inside the source folder: archived files would be read again",
+            f"must not match the source path in its first {depth} folder levels (Spark's rule): "
+            "archived files could be listed again; pick a folder outside the source path",
         )
 
 
@@ -357,8 +365,6 @@ def parse_sink_options(
 
 def _location(options: Options) -> tuple[FileLocation, str]:
     url = options.require("path", "the output folder: .option('path', url) or .start(url)").strip()
-    if any(ch in url for ch in "*?[]{}"):
-        raise options.error("path", "the output folder cannot be a glob pattern")
     location = _resolve(options, "path", url, options.with_prefix("fs."))
     try:
         fs = location.filesystem()

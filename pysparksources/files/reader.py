@@ -109,6 +109,7 @@ def _require_folder(config: SourceConfig) -> None:
 
 
 def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
+    _check_schema(schema, config.reader.format)
     target = spark_arrow_schema(schema)
     if config.reader.format == "text":
         strings = [f for f in target if pa.types.is_string(f.type)]
@@ -117,6 +118,45 @@ def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
                 "pyfile", "format", "the text format needs a STRING column (value)", "text"
             ).bare()
     return target
+
+
+def _check_schema(schema: StructType, fmt: str) -> None:
+    """Refuse at query start what Spark's file source refuses when the query is defined."""
+    from pyspark.sql.types import StringType
+
+    names: dict[str, str] = {}
+    for name in schema.names:
+        if name.lower() in names:
+            raise OptionError.invalid(
+                "pyfile",
+                "schema",
+                f"the column name appears twice ({names[name.lower()]!r} and {name!r}; "
+                "compared case-insensitively, as Spark does by default): rename one",
+                name,
+            ).bare()
+        names[name.lower()] = name
+    if fmt == "json":
+        for column, key_type in _map_key_types(schema, ""):
+            if not isinstance(key_type, StringType):
+                raise OptionError.invalid(
+                    "pyfile",
+                    "schema",
+                    f"a JSON map can only have STRING keys, not {key_type.simpleString()}",
+                    column,
+                ).bare()
+
+
+def _map_key_types(data_type: Any, path: str) -> Iterator[tuple[str, Any]]:
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    if isinstance(data_type, StructType):
+        for f in data_type.fields:
+            yield from _map_key_types(f.dataType, f"{path}.{f.name}" if path else f.name)
+    elif isinstance(data_type, ArrayType):
+        yield from _map_key_types(data_type.elementType, path)
+    elif isinstance(data_type, MapType):
+        yield path, data_type.keyType
+        yield from _map_key_types(data_type.valueType, path)
 
 
 # -- listing: plain folders or a sink's _spark_metadata log ----------------------------
@@ -138,14 +178,34 @@ class SourceLister:
         config = self._config
         fs: Any = config.location.filesystem()
         if config.pattern is None:
-            if self._manifest is None:
+            if self._manifest is None and self._has_manifest():
                 # The location carries the fs.* storage options, which the manifest needs too.
-                manifest = ManifestLog(config.location.child(METADATA_DIR))
-                if manifest.exists():
-                    self._manifest = CommittedFiles(manifest)
+                self._manifest = CommittedFiles(ManifestLog(config.location.child(METADATA_DIR)))
             if self._manifest is not None:
+                if config.clean_source != "off":
+                    # Spark refuses this too: cleaning would remove files the manifest still
+                    # lists, breaking every reader of the sink's output.
+                    raise OptionError.invalid(
+                        "pyfile",
+                        "cleanSource",
+                        f"not supported when the path is a file sink's output folder (it holds "
+                        f"{METADATA_DIR}): its manifest still lists the files; use "
+                        "cleanSource=off",
+                        config.clean_source,
+                    ).bare()
                 return self._committed(self._manifest)
-        return list_files(fs, config.base, config.pattern, config.path_glob_filter)
+        return list_files(
+            fs, config.base, config.pattern, config.path_glob_filter, config.recursive_file_lookup
+        )
+
+    def _has_manifest(self) -> bool:
+        location = self._config.location.child(METADATA_DIR)
+        try:
+            return ManifestLog(location).exists()
+        except OSError as error:
+            # Spark assumes no manifest when looking for it fails, and reads the folder as is.
+            log.warning("pyfile: assuming no %s in %s: %s", METADATA_DIR, describe(location), error)
+            return False
 
     def _committed(self, manifest: CommittedFiles) -> list[FileEntry]:
         current = manifest.refresh()
@@ -157,6 +217,12 @@ class SourceLister:
             ]
             self._generation = manifest.generation
         return self._entries
+
+
+def _reads_partition_values(config: SourceConfig) -> bool:
+    """Spark reads ``col=value`` folder names only below a plain path (through a glob it
+    passes no basePath, so nothing is discovered) and never with recursiveFileLookup."""
+    return config.pattern is None and not config.recursive_file_lookup
 
 
 def _manifest_path(url: str) -> str:
@@ -411,7 +477,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
                 context,
                 cfg.max_partition_bytes,
                 cfg.open_cost_bytes,
-                with_partition_values=not cfg.recursive_file_lookup,
+                with_partition_values=_reads_partition_values(cfg),
             )
         )
 
@@ -492,7 +558,7 @@ class FileBatchReader(DataSourceReader):  # type: ignore[misc]
                 context,
                 cfg.max_partition_bytes,
                 cfg.open_cost_bytes,
-                with_partition_values=not cfg.recursive_file_lookup,
+                with_partition_values=_reads_partition_values(cfg),
             )
         )
 

@@ -39,11 +39,14 @@ def test_listing_recurses_skips_hidden_and_filters(tmp_path: Path) -> None:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("1\n")
     fs = resolve(str(tmp_path)).filesystem()
+    # A plain folder beside a partition folder: only recursiveFileLookup reads both (Spark's
+    # rules; test_spark_parity_inprocess.py has the layouts).
     found = {
-        Path(f.path).relative_to(tmp_path).as_posix() for f in list_files(fs, str(tmp_path), None)
+        Path(f.path).relative_to(tmp_path).as_posix()
+        for f in list_files(fs, str(tmp_path), None, recursive=True)
     }
     assert found == {"a.csv", "sub/b.csv", "k=1/c.csv", "f.txt"}
-    only_csv = list_files(fs, str(tmp_path), None, "*.csv")
+    only_csv = list_files(fs, str(tmp_path), None, "*.csv", recursive=True)
     assert {Path(f.path).name for f in only_csv} == {"a.csv", "b.csv", "c.csv"}
     globbed = list_files(fs, str(tmp_path), f"{tmp_path}/{{sub,k=1}}")
     assert {Path(f.path).name for f in globbed} == {"b.csv", "c.csv"}

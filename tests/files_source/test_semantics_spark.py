@@ -69,7 +69,13 @@ def test_clean_source_archive(spark: Any, tmp_path: Path) -> None:
     now = time.time()
     for i in range(3):
         write_parquet(src / "sub" / f"f{i}.parquet", range(i, i + 1), now - 10 + i)
-    options = {"maxFilesPerTrigger": 1, "cleanSource": "archive", "sourceArchiveDir": archive}
+    # Files in a plain subfolder are read with recursiveFileLookup only, as in Spark.
+    options = {
+        "maxFilesPerTrigger": 1,
+        "cleanSource": "archive",
+        "sourceArchiveDir": archive,
+        "recursiveFileLookup": "true",
+    }
     run_available_now(stream(spark, src, log, **options), out, ck)
     # Batches 0 and 1 were committed during the run; the last is cleaned at the next start.
     deadline = time.monotonic() + 30

@@ -37,7 +37,6 @@ def main() -> int:
     spark = (
         SparkSession.builder.master(args.master)
         .config("spark.ui.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")

@@ -61,7 +61,6 @@ def main() -> int:
     spark = (
         SparkSession.builder.master(args.master)
         .config("spark.ui.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "4g")
         .getOrCreate()
     )

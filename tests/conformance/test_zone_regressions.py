@@ -1,0 +1,55 @@
+"""Issue 13's four bugs, each reproduced the way a new user with Spark's defaults meets it.
+
+Every test runs on the classic session and over Spark Connect, under the default session time
+zone (unset: the JVM's own) and under zones that are not UTC.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from zones import session_zone
+
+pytestmark = pytest.mark.spark
+
+# Instants around the 2024 DST changes in Los Angeles and far from them, to the microsecond.
+INSTANTS = "timestamp_micros(1710064800000000 + id * 1800000001) AS ts"
+
+
+def _micros(df: Any, column: str = "ts") -> list[Any]:
+    return sorted(
+        (r[0] for r in df.selectExpr(f"unix_micros({column})").collect()),
+        key=lambda v: (v is None, v),
+    )
+
+
+@pytest.mark.parametrize("zone", [None, "America/Los_Angeles"])
+def test_sink_writes_parquet_timestamps_in_any_session_zone(
+    session: Any, tmp_path: Path, zone: str | None
+) -> None:
+    """Spark hands the sink timestamps tagged with the session zone; parquet refused them."""
+    with session_zone(session, zone):
+        stream_out, batch_out = tmp_path / "stream", tmp_path / "batch"
+        query = (
+            session.readStream.format("rate-micro-batch")
+            .option("rowsPerBatch", 1000)
+            .load()
+            .writeStream.format("pyfile")
+            .option("format", "parquet")
+            .option("checkpointLocation", str(tmp_path / "ck"))
+            .trigger(availableNow=True)
+            .start(str(stream_out))
+        )
+        query.awaitTermination(180)
+        assert query.exception() is None, query.exception()
+        got = session.read.parquet(str(stream_out))
+        assert got.count() == 1000
+        assert _micros(got, "timestamp") == [0] * 1000  # rate-micro-batch's first batch: epoch
+
+        frame = session.range(100).selectExpr("id", INSTANTS)
+        frame.write.format("pyfile").mode("append").option("format", "parquet").save(
+            str(batch_out)
+        )
+        assert _micros(session.read.parquet(str(batch_out))) == _micros(frame)

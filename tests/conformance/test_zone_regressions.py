@@ -49,7 +49,31 @@ def test_sink_writes_parquet_timestamps_in_any_session_zone(
         assert _micros(got, "timestamp") == [0] * 1000  # rate-micro-batch's first batch: epoch
 
         frame = session.range(100).selectExpr("id", INSTANTS)
-        frame.write.format("pyfile").mode("append").option("format", "parquet").save(
-            str(batch_out)
-        )
+        frame.write.format("pyfile").mode("append").option("format", "parquet").save(str(batch_out))
         assert _micros(session.read.parquet(str(batch_out))) == _micros(frame)
+
+
+def test_batch_read_of_an_empty_folder_is_an_empty_frame(session: Any, tmp_path: Path) -> None:
+    """Spark returns an empty frame for an empty folder; pyfile failed with AssertionError."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for fmt in ("parquet", "csv", "json", "text", "orc"):
+        reader = session.read.format("pyfile").option("format", fmt)
+        if fmt != "text":
+            reader = reader.schema("id BIGINT, s STRING")
+        got = reader.load(str(empty))
+        assert got.collect() == [], fmt
+        assert got.columns == (["value"] if fmt == "text" else ["id", "s"])
+    spark_read = session.read.schema("id BIGINT, s STRING").parquet(str(empty))
+    assert spark_read.collect() == []
+
+
+def test_a_single_file_path_is_read_as_spark_reads_it(session: Any, tmp_path: Path) -> None:
+    """Spark's readers take a file as the path; pyfile refused anything but a folder."""
+    (tmp_path / "one.csv").write_text("1,a\n2,b\n")
+    ours = session.read.format("pyfile").option("format", "csv").schema("id INT, s STRING")
+    got = ours.load(str(tmp_path / "one.csv")).collect()
+    assert sorted(got) == sorted(
+        session.read.schema("id INT, s STRING").csv(str(tmp_path / "one.csv")).collect()
+    )
+    assert len(got) == 2

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from pysparksources.files._conversions import Parsing, check_datetime_pattern, conform
+from pysparksources.files._json_rows import arrow_read_type, has_map, python_batches
 from pysparksources.files.filesystem import FileLocation
 from pysparksources.files.source_options import ReaderOptions
 
@@ -32,24 +33,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 BATCH_ROWS = 1 << 16
 BLOCK_BYTES = 8 << 20
-_TOKENS = {
-    "yyyy": "%Y",
-    "yy": "%y",
-    "MM": "%m",
-    "dd": "%d",
-    "HH": "%H",
-    "hh": "%I",
-    "mm": "%M",
-    "ss": "%S",
-    "a": "%p",
-    "XXX": "%z",
-    "XX": "%z",
-    "X": "%z",
-    "Z": "%z",
-    "ZZZ": "%z",
-}
-_TOKEN_RE = re.compile(r"'[^']*'|([A-Za-z])\1*")
-_TZ_SUFFIX = r"(Z|[+-]\d\d(:?\d\d)?)$"
 
 
 class CorruptFileError(RuntimeError):
@@ -71,79 +54,10 @@ class FileSplit:
         return self.start == 0 and (self.length is None or self.length >= self.size)
 
 
-def spark_to_strptime(pattern: str) -> str | None:
-    """A Spark datetime pattern as a strptime format; None when a token is not supported."""
-    out: list[str] = []
-    pos = 0
-    for match in _TOKEN_RE.finditer(pattern):
-        out.append(pattern[pos : match.start()].replace("%", "%%"))
-        token = match.group(0)
-        if token.startswith("'"):
-            out.append(token[1:-1].replace("%", "%%") or "'")
-        elif token in _TOKENS:
-            out.append(_TOKENS[token])
-        else:
-            return None
-        pos = match.end()
-    out.append(pattern[pos:].replace("%", "%%"))
-    return "".join(out)
-
-
-def check_datetime_pattern(pattern: str) -> bool:
-    return spark_to_strptime(pattern) is not None
-
-
-# -- conversions to Spark's types ------------------------------------------------------
-def _timestamps_from_strings(values: pa.Array, fmt: str | None, target: pa.DataType) -> pa.Array:
-    """Strings -> timestamps; values without a zone are UTC (pyfile's session time zone)."""
-    values = pc.utf8_trim_whitespace(values)
-    naive_type = pa.timestamp("us")
-    if fmt is not None:
-        parsed = pc.strptime(values, format=fmt, unit="us", error_is_null=False)
-        if parsed.type.tz is None:
-            parsed = parsed.cast(naive_type).cast(pa.timestamp("us", tz="UTC"))
-        return parsed.cast(target)
-    has_zone = pc.fill_null(pc.match_substring_regex(values, _TZ_SUFFIX), False)
-    null = pa.scalar(None, pa.string())
-    zoned = pc.if_else(has_zone, values, null).cast(pa.timestamp("us", tz="UTC"))
-    local = pc.if_else(has_zone, null, values).cast(naive_type).cast(pa.timestamp("us", tz="UTC"))
-    result: pa.Array = pc.if_else(has_zone, zoned, local)
-    return result.cast(target)
-
-
-def _dates_from_strings(values: pa.Array, fmt: str | None) -> pa.Array:
-    values = pc.utf8_trim_whitespace(values)
-    if fmt is None:
-        return values.cast(pa.date32())
-    return pc.strptime(values, format=fmt, unit="s", error_is_null=False).cast(pa.date32())
-
-
-def _conform(
-    column: pa.Array | pa.ChunkedArray, target: pa.DataType, opts: ReaderOptions
-) -> pa.Array:
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    if column.type == target:
-        return column
-    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-        if pa.types.is_timestamp(target):
-            return _timestamps_from_strings(column, _fmt(opts.timestamp_format), target)
-        if pa.types.is_date32(target):
-            return _dates_from_strings(column, _fmt(opts.date_format))
-        if pa.types.is_boolean(target):
-            return pc.utf8_lower(pc.utf8_trim_whitespace(column)).cast(target)
-    # Naive timestamps (parquet without zone) are UTC: Arrow's cast assumes exactly that.
-    return column.cast(target)
-
-
-def _fmt(pattern: str | None) -> str | None:
-    return None if pattern is None else spark_to_strptime(pattern)
-
-
-def _constant(value: str | None, target: pa.DataType, length: int, opts: ReaderOptions) -> pa.Array:
+def _constant(value: str | None, target: pa.DataType, length: int, parsing: Parsing) -> pa.Array:
     if value is None or value == "__HIVE_DEFAULT_PARTITION__":
         return pa.nulls(length, target)
-    return _conform(pa.array([value] * length, pa.string()), target, opts)
+    return conform(pa.array([value] * length, pa.string()), target, parsing)
 
 
 # -- per-format batch iterators --------------------------------------------------------
@@ -162,7 +76,8 @@ def _match_names(available: list[str], wanted: list[str]) -> dict[str, str]:
 def _parquet(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> Iterator[Any]:
     import pyarrow.parquet as pq
 
-    pf = pq.ParquetFile(f)
+    # Spark writes INT96 timestamps by default; nanoseconds would overflow outside 1677-2262.
+    pf = pq.ParquetFile(f, coerce_int96_timestamp_unit="us")
     groups = list(range(pf.metadata.num_row_groups))
     if not split.whole:
         groups = [g for g in groups if _in_range(_row_group_mid(pf.metadata, g), split)]
@@ -243,23 +158,28 @@ def _csv(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> It
 
 
 def _json(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> Iterator[Any]:
+    """pyarrow's fast reader; a file it refuses (maps, quoted NaN, ...) is parsed in Python."""
     import pyarrow.json as pj
 
-    fields = []
-    for fld in wanted:
-        custom = (pa.types.is_timestamp(fld.type) and opts.timestamp_format) or (
-            pa.types.is_date32(fld.type) and opts.date_format
-        )
-        fields.append(pa.field(fld.name, pa.string()) if custom else fld)
-    reader = pj.open_json(
-        _decoded(f, opts.encoding),
-        read_options=pj.ReadOptions(block_size=BLOCK_BYTES),
-        parse_options=pj.ParseOptions(
-            explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore"
-        ),
-    )
+    read_schema = pa.schema([pa.field(fld.name, arrow_read_type(fld.type)) for fld in wanted])
     identity = {n: n for n in wanted.names}
-    for batch in reader:
+    rows = 0
+    if not any(has_map(fld.type) for fld in wanted):
+        try:
+            reader = pj.open_json(
+                _decoded(f, opts.encoding),
+                read_options=pj.ReadOptions(block_size=BLOCK_BYTES),
+                parse_options=pj.ParseOptions(
+                    explicit_schema=read_schema, unexpected_field_behavior="ignore"
+                ),
+            )
+            for batch in reader:
+                rows += batch.num_rows
+                yield batch, identity
+            return
+        except pa.ArrowInvalid:
+            f.seek(0)
+    for batch in python_batches(f, opts.encoding, read_schema, BATCH_ROWS, skip=rows):
         yield batch, identity
 
 
@@ -323,11 +243,12 @@ def read_split(
     partition_names = [n for n in target.names if n in split.partition_values]
     data_schema = pa.schema([f for f in target if f.name not in split.partition_values])
     fs = location.filesystem()
+    parsing = Parsing("UTC", opts.date_format, opts.timestamp_format)
     rows = 0
     try:
         with fs.open(split.path, "rb") as f:
             for batch, names in _READERS[opts.format](f, split, data_schema, opts):
-                out = _assemble(batch, names, target, split, partition_names, opts)
+                out = _assemble(batch, names, target, split, partition_names, parsing)
                 rows += out.num_rows
                 if out.num_rows:
                     yield out
@@ -364,15 +285,15 @@ def _assemble(
     target: pa.Schema,
     split: FileSplit,
     partition_names: list[str],
-    opts: ReaderOptions,
+    parsing: Parsing,
 ) -> pa.RecordBatch:
     length = batch.num_rows
     arrays = []
     for fld in target:
         if fld.name in partition_names:
-            arrays.append(_constant(split.partition_values[fld.name], fld.type, length, opts))
+            arrays.append(_constant(split.partition_values[fld.name], fld.type, length, parsing))
         elif fld.name in names:
-            arrays.append(_conform(batch.column(names[fld.name]), fld.type, opts))
+            arrays.append(conform(batch.column(names[fld.name]), fld.type, parsing))
         else:
             arrays.append(pa.nulls(length, fld.type))
     return pa.RecordBatch.from_arrays(arrays, schema=target)

@@ -53,6 +53,28 @@ def test_sink_writes_parquet_timestamps_in_any_session_zone(
         assert _micros(session.read.parquet(str(batch_out))) == _micros(frame)
 
 
+@pytest.mark.parametrize("zone", [None, "Asia/Kolkata"])
+def test_reads_dates_in_json_written_by_spark(
+    session: Any, tmp_path: Path, zone: str | None
+) -> None:
+    """pyarrow's json reader wanted numbers for DATE columns; Spark writes ISO strings."""
+    with session_zone(session, zone):
+        df = session.sql(
+            f"SELECT DATE'2024-02-29' + CAST(id AS INT) AS d, id, {INSTANTS} FROM range(4)"
+        )
+        df.write.json(str(tmp_path / "j"))
+        ours = session.read.format("pyfile").option("format", "json").schema(df.schema)
+        got = ours.load(str(tmp_path / "j"))
+        spark_read = session.read.schema(df.schema).json(str(tmp_path / "j"))
+        assert sorted(got.collect()) == sorted(spark_read.collect())
+        assert sorted(r.d.isoformat() for r in got.collect()) == [
+            "2024-02-29",
+            "2024-03-01",
+            "2024-03-02",
+            "2024-03-03",
+        ]
+
+
 def test_batch_read_of_an_empty_folder_is_an_empty_frame(session: Any, tmp_path: Path) -> None:
     """Spark returns an empty frame for an empty folder; pyfile failed with AssertionError."""
     empty = tmp_path / "empty"

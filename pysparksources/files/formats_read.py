@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from pysparksources.files._conversions import Parsing, check_datetime_pattern, conform
 from pysparksources.files._json_rows import arrow_read_type, has_map, python_batches
+from pysparksources.files._zones import session_time_zone
 from pysparksources.files.filesystem import FileLocation
 from pysparksources.files.source_options import ReaderOptions
 
@@ -33,8 +34,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 BATCH_ROWS = 1 << 16
 BLOCK_BYTES = 8 << 20
-
-
 class CorruptFileError(RuntimeError):
     """A file that cannot be parsed; the message names the file and the problem."""
 
@@ -243,7 +242,9 @@ def read_split(
     partition_names = [n for n in target.names if n in split.partition_values]
     data_schema = pa.schema([f for f in target if f.name not in split.partition_values])
     fs = location.filesystem()
-    parsing = Parsing("UTC", opts.date_format, opts.timestamp_format)
+    parsing = Parsing(
+        opts.time_zone or session_time_zone(), opts.date_format, opts.timestamp_format
+    )
     rows = 0
     try:
         with fs.open(split.path, "rb") as f:

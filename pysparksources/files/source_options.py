@@ -74,8 +74,20 @@ CSV_OPTIONS: dict[str, tuple[str, str]] = {
     "dateFormat": ("yyyy-MM-dd", "csv/json: pattern of DATE values"),
     "timestampFormat": ("ISO 8601", "csv/json: pattern of TIMESTAMP values"),
     "mode": ("FAILFAST", "only FAILFAST: a malformed record fails its file"),
+    "timeZone": (
+        "session time zone",
+        "csv/json: zone of timestamps written without an offset (IANA name or +hh:mm)",
+    ),
 }
-JSON_OPTIONS = ("encoding", "charset", "multiLine", "dateFormat", "timestampFormat", "mode")
+JSON_OPTIONS = (
+    "encoding",
+    "charset",
+    "multiLine",
+    "dateFormat",
+    "timestampFormat",
+    "mode",
+    "timeZone",
+)
 TEXT_OPTIONS: dict[str, tuple[str, str]] = {
     "wholetext": ("false", "text: one row per file instead of one per line"),
     "lineSep": ("\\n, \\r\\n or \\r", "text: line separator"),
@@ -117,6 +129,7 @@ class ReaderOptions:
     timestamp_format: str | None = None
     wholetext: bool = False
     line_sep: str | None = None
+    time_zone: str | None = None
     ignore_corrupt_files: bool = False
     ignore_missing_files: bool = False
 
@@ -206,7 +219,8 @@ def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
     line_sep = opts.string("lineSep")
     if line_sep is not None and line_sep == "":
         raise opts.error("lineSep", "expected a non-empty separator")
-    from pysparksources.files.formats_read import check_datetime_pattern
+    from pysparksources.files._conversions import check_datetime_pattern
+    from pysparksources.files._zones import check_zone
 
     date_format = opts.string("dateFormat")
     timestamp_format = opts.string("timestampFormat")
@@ -217,6 +231,11 @@ def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
                 "expected a Spark datetime pattern made of yyyy, MM, dd, HH, mm, ss, "
                 "SSS..., XXX and literal separators",
             )
+    time_zone = opts.string("timeZone")
+    if time_zone is not None and check_zone(time_zone) is None:
+        raise opts.error(
+            "timeZone", "expected a time zone id such as America/Los_Angeles, UTC or +05:30"
+        )
     return ReaderOptions(
         format=fmt,
         header=opts.boolean("header", False),
@@ -230,6 +249,7 @@ def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
         timestamp_format=timestamp_format,
         wholetext=opts.boolean("wholetext", False),
         line_sep=line_sep,
+        time_zone=time_zone,
         ignore_corrupt_files=opts.boolean("ignoreCorruptFiles", False),
         ignore_missing_files=opts.boolean("ignoreMissingFiles", False),
     )

@@ -75,6 +75,40 @@ def test_reads_dates_in_json_written_by_spark(
         ]
 
 
+@pytest.mark.parametrize("zone", [None, "America/Los_Angeles", "Asia/Kolkata"])
+def test_zone_less_text_timestamps_use_the_session_zone(
+    session: Any, tmp_path: Path, zone: str | None
+) -> None:
+    """Spark reads a timestamp without an offset in the session zone; pyfile read it as UTC."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.csv").write_text("1,2024-01-01 12:00:00\n2,2024-07-01T12:00:00.123456\n")
+    (folder / "a.json").write_text(
+        '{"id":1,"ts":"2024-01-01 12:00:00"}\n{"id":2,"ts":"2024-07-01T12:00:00.123456"}\n'
+    )
+    schema = "id INT, ts TIMESTAMP"
+    with session_zone(session, zone) as effective:
+        for fmt in ("csv", "json"):
+            path = str(folder / f"a.{fmt}")
+            ours = session.read.format("pyfile").option("format", fmt).schema(schema).load(path)
+            spark_read = session.read.schema(schema).format(fmt).load(path)
+            assert _micros(ours) == _micros(spark_read), (fmt, effective)
+        # Spark's reader option timeZone overrides the session zone, for both readers.
+        for fmt in ("csv", "json"):
+            path = str(folder / f"a.{fmt}")
+            ours = (
+                session.read.format("pyfile")
+                .option("format", fmt)
+                .option("timeZone", "Pacific/Chatham")
+                .schema(schema)
+                .load(path)
+            )
+            spark_read = (
+                session.read.schema(schema).option("timeZone", "Pacific/Chatham").format(fmt)
+            )
+            assert _micros(ours) == _micros(spark_read.load(path)), (fmt, "Pacific/Chatham")
+
+
 def test_batch_read_of_an_empty_folder_is_an_empty_frame(session: Any, tmp_path: Path) -> None:
     """Spark returns an empty frame for an empty folder; pyfile failed with AssertionError."""
     empty = tmp_path / "empty"

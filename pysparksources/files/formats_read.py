@@ -34,6 +34,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 BATCH_ROWS = 1 << 16
 BLOCK_BYTES = 8 << 20
+
+
 class CorruptFileError(RuntimeError):
     """A file that cannot be parsed; the message names the file and the problem."""
 

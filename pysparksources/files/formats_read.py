@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from pysparksources.files._conversions import Parsing, check_datetime_pattern, conform
+from pysparksources.files._csv_rows import EscapeSeen, EscapeWatch, spark_csv_batches
 from pysparksources.files._json_rows import arrow_read_type, has_map, python_batches
 from pysparksources.files._zones import session_time_zone
 from pysparksources.files.filesystem import FileLocation
@@ -125,36 +126,62 @@ def _decoded(f: Any, encoding: str) -> Any:
 
 
 def _csv(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> Iterator[Any]:
+    """pyarrow's fast reader until the file shows an escape character, then Spark's rules."""
     import pyarrow.csv as csv
 
     names = list(wanted.names)
+    identity = {n: n for n in names}
     types = {}
     for fld in wanted:
         special = pa.types.is_timestamp(fld.type) or pa.types.is_date32(fld.type)
         special = special or pa.types.is_boolean(fld.type)
         types[fld.name] = pa.string() if special else fld.type
-    reader = csv.open_csv(
-        _decoded(f, opts.encoding),
-        read_options=csv.ReadOptions(
-            column_names=names, skip_rows=1 if opts.header else 0, block_size=BLOCK_BYTES
-        ),
-        parse_options=csv.ParseOptions(
-            delimiter=opts.sep,
-            quote_char=opts.quote or False,
-            escape_char=opts.escape or False,
-            double_quote=True,
-            newlines_in_values=opts.multi_line,
-        ),
-        convert_options=csv.ConvertOptions(
-            column_types=types,
-            null_values=[opts.null_value],
-            strings_can_be_null=True,
-            quoted_strings_can_be_null=False,
-            include_columns=names,
-        ),
-    )
-    identity = {n: n for n in names}
-    for batch in reader:
+    escape = "" if opts.escape == opts.quote else opts.escape
+    source = _decoded(f, opts.encoding)
+    if escape:
+        source = EscapeWatch(source, escape.encode("utf-8"))
+    rows = 0
+    try:
+        reader = csv.open_csv(
+            source,
+            read_options=csv.ReadOptions(
+                column_names=names, skip_rows=1 if opts.header else 0, block_size=BLOCK_BYTES
+            ),
+            parse_options=csv.ParseOptions(
+                delimiter=opts.sep,
+                quote_char=opts.quote or False,
+                escape_char=False,
+                double_quote=not escape,
+                newlines_in_values=opts.multi_line,
+            ),
+            convert_options=csv.ConvertOptions(
+                column_types=types,
+                # Spark: an unquoted empty field is null; so is a value equal to nullValue.
+                null_values=[opts.null_value] if opts.null_value else [""],
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=True,
+                include_columns=names,
+            ),
+        )
+        for batch in reader:
+            rows += batch.num_rows
+            yield batch, identity
+        return
+    except EscapeSeen:
+        f.seek(0)
+    for batch in spark_csv_batches(
+        f,
+        opts.encoding,
+        names,
+        opts.sep,
+        opts.quote,
+        escape,
+        opts.null_value,
+        opts.header,
+        opts.multi_line,
+        BATCH_ROWS,
+        skip=rows,
+    ):
         yield batch, identity
 
 

@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from pysparksources.files._conversions import Parsing, check_datetime_pattern, conform
 from pysparksources.files._csv_rows import EscapeSeen, EscapeWatch, spark_csv_batches
+from pysparksources.files._hybrid_calendar import julian_to_gregorian
 from pysparksources.files._json_rows import arrow_read_type, has_map, python_batches
 from pysparksources.files._zones import session_time_zone
 from pysparksources.files.filesystem import FileLocation
@@ -113,8 +114,14 @@ def _orc(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> It
     if not split.whole:
         # pyarrow does not expose stripe offsets: a split starting at 0 takes the whole file.
         stripes = range(of.nstripes) if split.start == 0 else range(0)
+    # ORC's Java writer (Spark, Hive) stores dates in the hybrid Julian/Gregorian calendar.
+    hybrid = of.writer == "ORC_JAVA"
     for index in stripes:
         stripe = of.read_stripe(index, columns=columns)
+        if hybrid:
+            stripe = pa.RecordBatch.from_arrays(
+                [julian_to_gregorian(c) for c in stripe.columns], schema=stripe.schema
+            )
         for batch in pa.Table.from_batches([stripe]).to_batches(max_chunksize=BATCH_ROWS):
             yield batch, names
 

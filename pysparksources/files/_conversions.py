@@ -17,50 +17,69 @@ import pyarrow.compute as pc
 
 from pysparksources.files._zones import instants_from_wall_times
 
-__all__ = ["Parsing", "check_datetime_pattern", "conform", "spark_to_strptime"]
+__all__ = ["Parsing", "check_datetime_pattern", "conform", "pattern_regex"]
 
+# A Spark datetime pattern letter run -> a regex group capturing it.
 _TOKENS = {
-    "yyyy": "%Y",
-    "yy": "%y",
-    "MM": "%m",
-    "dd": "%d",
-    "HH": "%H",
-    "hh": "%I",
-    "mm": "%M",
-    "ss": "%S",
-    "a": "%p",
-    "XXX": "%z",
-    "XX": "%z",
-    "X": "%z",
-    "Z": "%z",
-    "ZZZ": "%z",
+    "yyyy": r"(?P<y>\d{4})",
+    "yy": r"(?P<yy>\d{2})",
+    "MM": r"(?P<mo>\d{2})",
+    "M": r"(?P<mo>\d{1,2})",
+    "dd": r"(?P<d>\d{2})",
+    "d": r"(?P<d>\d{1,2})",
+    "HH": r"(?P<H>\d{2})",
+    "H": r"(?P<H>\d{1,2})",
+    "hh": r"(?P<h12>\d{2})",
+    "h": r"(?P<h12>\d{1,2})",
+    "mm": r"(?P<mi>\d{2})",
+    "m": r"(?P<mi>\d{1,2})",
+    "ss": r"(?P<se>\d{2})",
+    "s": r"(?P<se>\d{1,2})",
+    "a": r"(?P<ampm>[AaPp][Mm])",
 }
+_OFFSET_TOKENS = ("X", "XX", "XXX", "x", "xx", "xxx", "Z", "ZZ", "ZZZ")
+_OFFSET = (
+    r"(?:(?P<z>Z|UTC|GMT)|(?P<sign>[+-])(?P<oh>\d{1,2})(?::?(?P<om>\d\d))?(?::?(?P<os>\d\d))?)"
+)
+# An ISO timestamp whose text ends with an offset: the wall time must end in a time of day,
+# so a date's "-01" is not taken for an offset.
+_ISO_WITH_OFFSET = r"^(?P<wall>.+?[T ]\d{1,2}(?::\d{1,2}){0,2}(?:\.\d{1,9})?)\s*" + _OFFSET + "$"
 _TOKEN_RE = re.compile(r"'[^']*'|([A-Za-z])\1*")
-_TZ_SUFFIX = r"(Z|[+-]\d\d(:?\d\d)?)$"
 _NAIVE = pa.timestamp("us")
 _UTC = pa.timestamp("us", tz="UTC")
 
 
-def spark_to_strptime(pattern: str) -> str | None:
-    """A Spark datetime pattern as a strptime format; None when a token is not supported."""
-    out: list[str] = []
+def pattern_regex(pattern: str) -> str | None:
+    """A Spark datetime pattern as a regex with named groups; None when a token is unknown."""
+    out: list[str] = ["^"]
     pos = 0
+    seen: set[str] = set()
     for match in _TOKEN_RE.finditer(pattern):
-        out.append(pattern[pos : match.start()].replace("%", "%%"))
+        out.append(re.escape(pattern[pos : match.start()]))
         token = match.group(0)
+        pos = match.end()
         if token.startswith("'"):
-            out.append(token[1:-1].replace("%", "%%") or "'")
+            out.append(re.escape(token[1:-1] or "'"))
+            continue
+        if token in _OFFSET_TOKENS:
+            group = _OFFSET
+        elif set(token) == {"S"}:
+            group = rf"(?P<f>\d{{1,{len(token)}}})"
         elif token in _TOKENS:
-            out.append(_TOKENS[token])
+            group = _TOKENS[token]
         else:
             return None
-        pos = match.end()
-    out.append(pattern[pos:].replace("%", "%%"))
+        name = re.search(r"\?P<(\w+)>", group)
+        if name is not None and name.group(1) in seen:
+            return None
+        seen.update(re.findall(r"\?P<(\w+)>", group))
+        out.append(group)
+    out.append(re.escape(pattern[pos:]) + "$")
     return "".join(out)
 
 
 def check_datetime_pattern(pattern: str) -> bool:
-    return spark_to_strptime(pattern) is not None
+    return pattern_regex(pattern) is not None
 
 
 @dataclass(frozen=True)
@@ -71,13 +90,71 @@ class Parsing:
     date_format: str | None = None
     timestamp_format: str | None = None
 
-    @property
-    def date_strptime(self) -> str | None:
-        return None if self.date_format is None else spark_to_strptime(self.date_format)
 
-    @property
-    def timestamp_strptime(self) -> str | None:
-        return None if self.timestamp_format is None else spark_to_strptime(self.timestamp_format)
+def _field(parts: pa.StructArray, name: str, default: str) -> pa.Array:
+    """One captured group, ``default`` where it is missing or empty."""
+    if parts.type.get_field_index(name) < 0:
+        return pa.array([default] * len(parts), pa.string())
+    values = parts.field(name)
+    return pc.if_else(pc.equal(values, ""), default, values)
+
+
+def _two_digits(values: pa.Array) -> pa.Array:
+    return pc.utf8_lpad(values, 2, "0")
+
+
+def _from_pattern(values: pa.Array, pattern: str, with_time: bool) -> pa.Array:
+    """Text in a Spark pattern, reassembled as ISO 8601 (offset kept) for the ISO parser."""
+    regex = pattern_regex(pattern)
+    assert regex is not None, pattern  # checked when the query started
+    parts = pc.extract_regex(values, regex)
+    names = {parts.type.field(i).name for i in range(parts.type.num_fields)}
+    year = _field(parts, "y", "1970")
+    if "yy" in names:
+        year = pc.binary_join_element_wise("20", parts.field("yy"), "")
+    date = [year, "-", _two_digits(_field(parts, "mo", "01")), "-"]
+    date.append(_two_digits(_field(parts, "d", "01")))
+    if not with_time:
+        return _masked(pc.binary_join_element_wise(*date, ""), parts)
+    hour = _two_digits(_field(parts, "H", "00"))
+    if "h12" in names:
+        twelve = pc.cast(_field(parts, "h12", "12"), pa.int32())
+        pm = pc.equal(pc.utf8_upper(_field(parts, "ampm", "AM")), "PM")
+        hours24 = pc.add(
+            pc.subtract(twelve, pc.multiply(pc.divide(twelve, 12), 12)), pc.if_else(pm, 12, 0)
+        )
+        hour = _two_digits(pc.cast(hours24, pa.string()))
+    time = [hour, ":", _two_digits(_field(parts, "mi", "00")), ":"]
+    time += [_two_digits(_field(parts, "se", "00")), ".", _field(parts, "f", "0")]
+    offset = [pa.array([""] * len(values), pa.string())]
+    if "sign" in names:
+        sign = _field(parts, "sign", "")
+        zulu = pc.not_equal(_field(parts, "z", ""), "")
+        numeric = pc.binary_join_element_wise(
+            sign,
+            _two_digits(_field(parts, "oh", "00")),
+            ":",
+            _field(parts, "om", "00"),
+            ":",
+            _field(parts, "os", "00"),
+            "",
+        )
+        offset = [pc.if_else(zulu, "Z", pc.if_else(pc.equal(sign, ""), "", numeric))]
+    text = pc.binary_join_element_wise(*date, "T", *time, *offset, "")
+    return _masked(text, parts)
+
+
+def _masked(text: pa.Array, parts: pa.StructArray) -> pa.Array:
+    """Null where the source was null; an unmatched value stays text so the cast names it."""
+    return pc.if_else(parts.is_valid(), text, pa.scalar(None, pa.string()))
+
+
+def _offset_seconds(parts: pa.StructArray) -> pa.Array:
+    hours = pc.cast(_field(parts, "oh", "0"), pa.int64())
+    minutes = pc.cast(_field(parts, "om", "0"), pa.int64())
+    seconds = pc.cast(_field(parts, "os", "0"), pa.int64())
+    total = pc.add(pc.add(pc.multiply(hours, 3600), pc.multiply(minutes, 60)), seconds)
+    return pc.if_else(pc.equal(_field(parts, "sign", "+"), "-"), pc.negate(total), total)
 
 
 def _wall_times_as(wall: pa.Array, target: pa.DataType, zone: str) -> pa.Array:
@@ -87,33 +164,47 @@ def _wall_times_as(wall: pa.Array, target: pa.DataType, zone: str) -> pa.Array:
     return instants_from_wall_times(wall, zone).cast(target)
 
 
+def _unmatched(values: pa.Array, parts: pa.StructArray) -> None:
+    """Fail like a cast would, naming the first value the pattern did not match."""
+    bad = pc.and_(values.is_valid(), parts.is_null())
+    if pc.any(bad).as_py():
+        first = pc.filter(values, bad)[0].as_py()
+        raise ValueError(f"{first!r} does not match the timestamp/date pattern")
+
+
 def timestamps_from_strings(values: pa.Array, target: pa.DataType, parsing: Parsing) -> pa.Array:
     """Strings -> timestamps; an offset in the text wins, else the text is a wall time."""
     values = pc.utf8_trim_whitespace(values)
-    fmt = parsing.timestamp_strptime
-    if fmt is not None:
-        parsed = pc.strptime(values, format=fmt, unit="us", error_is_null=False)
-        if parsed.type.tz is None:
-            return _wall_times_as(parsed, target, parsing.zone)
-        return parsed.cast(target)
+    # timestampFormat is for TIMESTAMP; TIMESTAMP_NTZ keeps ISO text (Spark has a separate
+    # timestampNTZFormat option, which pyfile does not take).
+    if parsing.timestamp_format is not None and target.tz is not None:
+        regex = pattern_regex(parsing.timestamp_format)
+        _unmatched(values, pc.extract_regex(values, regex or "^$"))
+        values = _from_pattern(values, parsing.timestamp_format, with_time=True)
     if target.tz is None:
         return values.cast(_NAIVE).cast(target)
-    has_zone = pc.fill_null(pc.match_substring_regex(values, _TZ_SUFFIX), False)
-    if not pc.any(has_zone).as_py():
+    parts = pc.extract_regex(values, _ISO_WITH_OFFSET)
+    has_offset = pc.fill_null(parts.is_valid(), False)
+    if not pc.any(has_offset).as_py():
         return _wall_times_as(values.cast(_NAIVE), target, parsing.zone)
     null = pa.scalar(None, pa.string())
-    zoned = pc.if_else(has_zone, values, null).cast(_UTC)
-    wall = pc.if_else(has_zone, null, values).cast(_NAIVE)
-    result: pa.Array = pc.if_else(has_zone, zoned, _wall_times_as(wall, _UTC, parsing.zone))
+    # Offsets are applied by hand: Arrow's parser takes no seconds (Spark writes LMT's
+    # -07:52:58 for old instants in Los Angeles).
+    wall = pc.if_else(has_offset, parts.field("wall"), null).cast(_NAIVE).view(pa.int64())
+    shift = pc.multiply(pc.fill_null(_offset_seconds(parts), 0), 1_000_000)
+    zoned = pc.subtract(wall, shift).view(_UTC)
+    local = _wall_times_as(pc.if_else(has_offset, null, values).cast(_NAIVE), _UTC, parsing.zone)
+    result: pa.Array = pc.if_else(has_offset, zoned, local)
     return result.cast(target)
 
 
 def dates_from_strings(values: pa.Array, parsing: Parsing) -> pa.Array:
     values = pc.utf8_trim_whitespace(values)
-    fmt = parsing.date_strptime
-    if fmt is None:
-        return values.cast(pa.date32())
-    return pc.strptime(values, format=fmt, unit="s", error_is_null=False).cast(pa.date32())
+    if parsing.date_format is not None:
+        regex = pattern_regex(parsing.date_format)
+        _unmatched(values, pc.extract_regex(values, regex or "^$"))
+        values = _from_pattern(values, parsing.date_format, with_time=False)
+    return values.cast(pa.date32())
 
 
 def _base64(values: pa.Array) -> pa.Array:

@@ -22,11 +22,18 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["check_zone", "instants_from_wall_times", "session_time_zone", "system_zone"]
+__all__ = [
+    "check_zone",
+    "instants_from_wall_times",
+    "offsets_seconds",
+    "session_time_zone",
+    "system_zone",
+]
 
 SESSION_ZONE_KEY = "spark.sql.session.timeZone"
 _USER_TIMEZONE = re.compile(r"-Duser\.timezone=(\S+)")
@@ -99,6 +106,67 @@ def session_time_zone() -> str:
     return system_zone()
 
 
+# Arrow's zone rules stop at the last transition the tz files list (2037); later DST comes
+# only from the files' POSIX footer, which Python's zoneinfo applies and Arrow does not.
+_LATE_US = 2_145_916_800_000_000  # 2038-01-01T00:00:00 as epoch microseconds
+
+
+def _python_zone(zone: str) -> Any:
+    import datetime as dt
+    from zoneinfo import ZoneInfo
+
+    if zone.startswith(("+", "-")):
+        sign = -1 if zone[0] == "-" else 1
+        hours, minutes = int(zone[1:3]), int(zone[4:6])
+        return dt.timezone(sign * dt.timedelta(hours=hours, minutes=minutes))
+    return ZoneInfo(zone)
+
+
+def _late(values: pa.Array) -> pa.Array:
+    return pc.fill_null(pc.greater_equal(values.view(pa.int64()), _LATE_US), False)
+
+
+def _python_instants(walls_us: list[int | None], zone: str) -> list[int | None]:
+    """Wall times (fold=0: the earlier offset in an overlap, the one before a gap, as Java)."""
+    import datetime as dt
+
+    tz = _python_zone(zone)
+    epoch = dt.datetime(1970, 1, 1)
+    out: list[int | None] = []
+    for wall in walls_us:
+        if wall is None:
+            out.append(None)
+            continue
+        local = (epoch + dt.timedelta(microseconds=wall)).replace(tzinfo=tz)
+        offset = local.utcoffset() or dt.timedelta(0)
+        out.append(wall - (offset // dt.timedelta(microseconds=1)))
+    return out
+
+
+def offsets_seconds(instants: pa.Array, zone: str) -> pa.Array:
+    """The zone's UTC offset (seconds) at each UTC instant, null where the instant is null."""
+    arrow_zone = check_zone(zone) or zone
+    utc = pc.cast(instants, pa.timestamp("us", tz="UTC"))
+    local = pc.local_timestamp(utc.cast(pa.timestamp("us", tz=arrow_zone)))
+    offsets = pc.divide(pc.subtract(local.view(pa.int64()), utc.view(pa.int64())), 1_000_000)
+    late = _late(utc)
+    if not pc.any(late).as_py():
+        return offsets
+    import datetime as dt
+
+    tz = _python_zone(arrow_zone)
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    fixed = []
+    for micros, offset, is_late in zip(
+        utc.view(pa.int64()).to_pylist(), offsets.to_pylist(), late.to_pylist(), strict=True
+    ):
+        if is_late and micros is not None:
+            moment = (epoch + dt.timedelta(microseconds=micros)).astimezone(tz)
+            offset = int((moment.utcoffset() or dt.timedelta(0)).total_seconds())
+        fixed.append(offset)
+    return pa.array(fixed, pa.int64())
+
+
 def instants_from_wall_times(wall: pa.Array, zone: str) -> pa.Array:
     """Naive ``timestamp[us]`` wall times in ``zone`` as ``timestamp[us, tz=UTC]`` instants."""
     arrow_zone = check_zone(zone)
@@ -108,6 +176,17 @@ def instants_from_wall_times(wall: pa.Array, zone: str) -> pa.Array:
     if arrow_zone == "UTC" or arrow_zone in ("+00:00", "-00:00"):
         return wall.cast(utc)
     # Overlaps: the earlier instant (Java's earlier offset). Gaps: Arrow gives the transition.
+    late = _late(wall)
+    if pc.any(late).as_py():
+        early = _arrow_instants(pc.if_else(late, pa.scalar(None, wall.type), wall), arrow_zone)
+        walls = pc.if_else(late, wall, pa.scalar(None, wall.type)).view(pa.int64()).to_pylist()
+        python = pa.array(_python_instants(walls, arrow_zone), pa.int64()).view(utc)
+        return pc.if_else(late, python, early)
+    return _arrow_instants(wall, arrow_zone)
+
+
+def _arrow_instants(wall: pa.Array, arrow_zone: str) -> pa.Array:
+    utc = pa.timestamp("us", tz="UTC")
     result = pc.assume_timezone(wall, arrow_zone, ambiguous="earliest", nonexistent="latest")
     in_gap = pc.fill_null(pc.not_equal(pc.local_timestamp(result), wall), False)
     if not pc.any(in_gap).as_py():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import math
 import re
 from collections.abc import Callable
 from decimal import Decimal
@@ -197,17 +198,20 @@ def _json_float(column: pa.Array) -> pa.Array:
     # Spark writes and reads the non-finite values as these quoted names.
     for arrow, spark in (("nan", '"NaN"'), ("inf", '"Infinity"'), ("-inf", '"-Infinity"')):
         text = pc.replace_substring_regex(text, f"^{arrow}$", spark)
-    return text
+    # Arrow writes -0.0 as "-0", which JSON readers take for the integer 0: keep the sign.
+    return pc.replace_substring_regex(text, "^-0$", "-0.0")
 
 
-def _python_json(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _python_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        # map<k, v> arrives as a list of (key, value) tuples.
-        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
-            return {str(k): _python_json(v) for k, v in value}
-        return [_python_json(v) for v in value]
+def _python_json(value: Any, dtype: pa.DataType) -> Any:
+    """A nested value as Python for json.dumps, laid out by its Arrow type (so {} stays a map)."""
+    if value is None:
+        return None
+    if pa.types.is_map(dtype):
+        return {str(k): _python_json(v, dtype.item_type) for k, v in value}
+    if pa.types.is_struct(dtype):
+        return {f.name: _python_json(value.get(f.name), f.type) for f in dtype}
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return [_python_json(v, dtype.value_type) for v in value]
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
     if isinstance(value, dt.datetime):
@@ -217,13 +221,14 @@ def _python_json(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, Decimal):
         return float(value)
-    if isinstance(value, float) and value != value:
-        return "NaN"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
     return value
 
 
 def _json_fallback(column: pa.Array) -> pa.Array:
-    values = [None if v is None else _dumps(_python_json(v)) for v in column.to_pylist()]
+    dtype = column.type
+    values = [None if v is None else _dumps(_python_json(v, dtype)) for v in column.to_pylist()]
     return pa.array(values, pa.string())
 
 

@@ -59,6 +59,10 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "sep": (",", "csv: field separator (one character); alias delimiter"),
     "delimiter": (",", "csv: alias of sep"),
     "ignoreNullFields": ("true", "json: leave null fields out of the objects, like Spark"),
+    "timeZone": (
+        "unset (UTC, with Z)",
+        "csv/json: write timestamps as wall times in this zone with their offset, as Spark does",
+    ),
     "parquetRowGroupRows": ("1048576", "parquet: at most this many rows per row group"),
     "fs.<name>": ("unset", "storage option <name> passed to the fsspec filesystem (secrets ok)"),
 }
@@ -82,6 +86,7 @@ class SinkConfig:
     csv_sep: str = ","
     ignore_null_fields: bool = True
     row_group_rows: int = 1 << 20
+    time_zone: str | None = None
     extras: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -121,6 +126,17 @@ def parse_sink_options(
     if sep is None or len(sep) != 1 or sep in '\r\n"':
         name = "sep" if options.has("sep") else "delimiter"
         raise options.error(name, "expected one character (not a quote or a line break)")
+    time_zone = options.string("timeZone")
+    if time_zone is not None:
+        from pysparksources.files._zones import check_zone
+
+        if fmt not in ("csv", "json"):
+            raise options.error("timeZone", f"this option does not apply to format {fmt}")
+        time_zone = check_zone(time_zone)
+        if time_zone is None:
+            raise options.error(
+                "timeZone", "expected a time zone id such as America/Los_Angeles, UTC or +05:30"
+            )
     return SinkConfig(
         location=location,
         base_url=base_url,
@@ -132,6 +148,7 @@ def parse_sink_options(
         csv_sep=sep,
         ignore_null_fields=options.boolean("ignoreNullFields", True),
         row_group_rows=options.integer("parquetRowGroupRows", 1 << 20, minimum=1) or 1 << 20,
+        time_zone=time_zone,
     )
 
 

@@ -35,9 +35,7 @@ def main() -> int:
     from pysparksources.benchmarking.sinks import DiscardDataSource, measure_sink
 
     spark = (
-        SparkSession.builder.master(args.master)
-        .config("spark.ui.enabled", "false")
-        .getOrCreate()
+        SparkSession.builder.master(args.master).config("spark.ui.enabled", "false").getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(DiscardDataSource)

@@ -1,0 +1,64 @@
+"""pyfile vs Spark's own file reader and writer, on the corpus, in every format and zone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from corpus import write_seed
+from documented import DOCUMENTED
+from harness import FORMATS, RESULTS, Case, compare_format, failures, not_applicable
+from zones import ZONES, session_zone, zone_name
+
+pytestmark = pytest.mark.spark
+
+# ORC timestamps pyarrow can read (nanoseconds): the corpus' instants within 1678..2261.
+ORC_IN_RANGE = Case(
+    name="orc: instants within 1678-2261",
+    sql="""
+        SELECT id, c_ts, c_ntz FROM corpus
+        WHERE (c_ts IS NULL OR c_ts BETWEEN TIMESTAMP'1678-01-01 00:00:00Z'
+                                        AND TIMESTAMP'2261-12-31 00:00:00Z')
+          AND (c_ntz IS NULL OR c_ntz BETWEEN TIMESTAMP_NTZ'1678-01-01 00:00:00'
+                                          AND TIMESTAMP_NTZ'2261-12-31 00:00:00')
+    """,
+)
+
+
+@pytest.fixture(scope="module")
+def seed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_seed(tmp_path_factory.mktemp("corpus"))
+
+
+def _kind(request: pytest.FixtureRequest) -> str:
+    return str(request.node.callspec.params.get("session", "classic"))
+
+
+def zones_for(fmt: str, kind: str) -> tuple[str | None, ...]:
+    """Every zone on the classic session; over Connect the default zone, and Los Angeles for
+    the formats whose text or types carry zones (csv, json, parquet), to keep the suite fast."""
+    if kind == "classic":
+        return ZONES
+    return ZONES[:2] if fmt in ("csv", "json", "parquet") else ZONES[:1]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_format_matches_spark_in_every_zone(
+    session: Any, seed: Path, tmp_path: Path, fmt: str, request: pytest.FixtureRequest
+) -> None:
+    kind = _kind(request)
+    cells = []
+    for zone in zones_for(fmt, kind):
+        with session_zone(session, zone):
+            name = zone_name(zone)
+            work = tmp_path / name
+            cells += compare_format(session, seed, fmt, work, name, kind, DOCUMENTED)
+            cells += not_applicable(fmt, name, kind)
+            if fmt == "orc":
+                cells += compare_format(
+                    session, seed, fmt, work / "in-range", name, kind, DOCUMENTED, ORC_IN_RANGE
+                )
+    RESULTS.extend(cells)
+    problems = failures(cells)
+    assert not problems, "\n".join(problems)

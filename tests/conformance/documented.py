@@ -28,6 +28,24 @@ def _floor_ms(spark: Any, pyfile: Any) -> bool:
     return bool(spark == pyfile)
 
 
+def _shifted_by_writer_zone(zone: str) -> Any:
+    """pyfile's value is Spark's plus the writer JVM zone's UTC offset at that instant."""
+    import datetime as dt
+    from zoneinfo import ZoneInfo
+
+    tz = ZoneInfo(zone)
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+    def holds(spark: Any, pyfile: Any) -> bool:
+        if not isinstance(spark, int) or not isinstance(pyfile, int):
+            return False
+        moment = (epoch + dt.timedelta(microseconds=spark)).astimezone(tz)
+        offset = moment.utcoffset() or dt.timedelta(0)
+        return pyfile == spark + offset // dt.timedelta(microseconds=1)
+
+    return holds
+
+
 _JAVA_WHITESPACE = "".join(chr(c) for c in range(33))
 
 
@@ -108,10 +126,24 @@ DOCUMENTED: list[Documented] = [
             "timestamp (or float, decimal, binary) partition column is refused at start "
             "(Spark writes them as escaped text). pyfile reads every type Spark writes"
         ),
-        columns=frozenset({"c_string", "p_ts"}),
+        columns=frozenset({"p_ts"}),
         formats=frozenset({"parquet"}),
         directions=frozenset({"write"}),
         cases=frozenset({"partitionBy timestamp"}),
         error=r"partition columns may be strings, integers, booleans or dates",
+    ),
+    Documented(
+        key="orc-writer-zone",
+        summary=(
+            "orc: Spark's ORC writer stores TIMESTAMP values relative to its JVM's default "
+            "zone (recorded in each stripe); pyarrow's reader ignores that zone, so files "
+            "written by a JVM not running in UTC read shifted by that zone's offset (Spark "
+            "corrects it). Set -Duser.timezone=UTC for ORC writers, or read with Spark"
+        ),
+        columns=frozenset({"c_ts"}),
+        formats=frozenset({"orc"}),
+        directions=frozenset({"read"}),
+        zones=frozenset({"JVM America/New_York, Python TZ Asia/Tokyo"}),
+        holds=_shifted_by_writer_zone("America/New_York"),
     ),
 ]

@@ -71,13 +71,15 @@ class Documented:
     cases: frozenset[str] | None = None  # None: every case
     # For a documented refusal: a regex the error pyfile raises must match (instead of holds).
     error: str | None = None
+    zones: frozenset[str] | None = None  # None: every zone
 
-    def applies(self, column: str, fmt: str, direction: str, case: str) -> bool:
+    def applies(self, column: str, fmt: str, direction: str, case: str, zone: str = "") -> bool:
         return (
             column in self.columns
             and fmt in self.formats
             and direction in self.directions
             and (self.cases is None or case in self.cases)
+            and (self.zones is None or zone in self.zones)
         )
 
 
@@ -208,6 +210,7 @@ def judge(
     pyfile_values: list[Any],
     documented: Iterable[Documented],
     case: str = "corpus",
+    zone: str = "",
 ) -> tuple[str, str]:
     """(outcome, detail) for one column's values from Spark's side and pyfile's side."""
     if spark_values == pyfile_values:
@@ -216,7 +219,7 @@ def judge(
     if len(spark_values) == len(pyfile_values):
         pairs = [(a, b) for a, b in zip(spark_values, pyfile_values, strict=True) if a != b]
         for rule in documented:
-            if rule.holds is None or not rule.applies(column, fmt, direction, case):
+            if rule.holds is None or not rule.applies(column, fmt, direction, case, zone):
                 continue
             if all(rule.holds(a, b) for a, b in pairs):
                 return DIFFERS, f"{rule.key}: {detail}"
@@ -277,7 +280,7 @@ def compare_columns(
             continue
         key = "value" if fmt == "text" else column
         outcome, detail = judge(
-            column, fmt, direction, spark_side[key], pyfile_side[key], rules, case
+            column, fmt, direction, spark_side[key], pyfile_side[key], rules, case, zone
         )
         cells.append(Cell(column, fmt, direction, zone, session, outcome, detail, case))
     return cells
@@ -306,6 +309,7 @@ class Case:
     sink_read: dict[str, str] = field(default_factory=dict)
     sql: str | None = None  # a SELECT over ``corpus`` replacing the plain column list
     partition_by: tuple[str, ...] = ()  # Spark's writer in direction read
+    compared: tuple[str, ...] = ()  # the columns this case reports (default: all but id)
     sink_partition_by: tuple[str, ...] = ()  # both writers in direction write
 
 
@@ -330,6 +334,7 @@ def compare_read(
     """Spark writes ``frame``; Spark's reader and pyfile read the files."""
     columns = [c for c in frame.columns if c not in ("id", "value")] or ["c_string"]
     schema = schema_of(columns, fmt)
+    columns = list(case.compared) or columns
     files = workdir / "spark-read"
     shutil.rmtree(files, ignore_errors=True)
     spark_write(frame, fmt, files, case.spark_write, case.partition_by)
@@ -374,6 +379,7 @@ def compare_write(
     """
     columns = [c for c in frame.columns if c not in ("id", "value")] or ["c_string"]
     schema = schema_of(columns, fmt)
+    columns = list(case.compared) or columns
     spark_files, pyfile_files = workdir / "spark-write", workdir / "pyfile-write"
     for folder in (spark_files, pyfile_files):
         shutil.rmtree(folder, ignore_errors=True)

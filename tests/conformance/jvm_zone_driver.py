@@ -23,7 +23,7 @@ LABEL = f"JVM {JVM_ZONE}, Python TZ {PYTHON_ZONE}"
 def main(out: Path, workdir: Path) -> None:
     from corpus import write_seed
     from documented import DOCUMENTED
-    from harness import FORMATS, compare_format, not_applicable, save
+    from harness import compare_format, not_applicable, save
     from pyspark.sql import SparkSession
     from test_conformance import ORC_IN_RANGE
     from test_options_partitions import CSV_CASES, PARTITIONS
@@ -43,7 +43,8 @@ def main(out: Path, workdir: Path) -> None:
         assert session_zone == JVM_ZONE, f"the session zone is {session_zone}"
         seed = write_seed(workdir / "corpus")
         cells = []
-        for fmt in FORMATS:
+        # Text holds strings only; ORC is compared below on the instants pyarrow can read.
+        for fmt in ("parquet", "csv", "json"):
             cells += compare_format(spark, seed, fmt, workdir / fmt, LABEL, "classic", DOCUMENTED)
             cells += not_applicable(fmt, LABEL, "classic")
         # Zone-less csv timestamps and timestamp partition folders are read in the JVM's zone;

@@ -98,6 +98,7 @@ PARTITION_TS = Case(
     "CAST(id % 3 AS INT)) AS p_ts FROM corpus WHERE id < 12",
     partition_by=("p_ts",),
     sink_partition_by=("p_ts",),
+    compared=("p_ts",),
 )
 
 

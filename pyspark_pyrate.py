@@ -4,6 +4,6 @@ Keep this import-light (PySpark and the standard library only): if any ``pyspark
 fails to import, Spark skips automatic registration for all of them.
 """
 
-from pysparksources.rate.source import RateDataSource as DefaultSource
+from pysparksources.rate.datasource import RateDataSource as DefaultSource
 
 __all__ = ["DefaultSource"]

@@ -23,7 +23,7 @@ class SourceEntry:
 SOURCES: dict[str, SourceEntry] = {
     entry.name: entry
     for entry in (
-        SourceEntry("pyrate", "pysparksources.rate.source:RateDataSource"),
+        SourceEntry("pyrate", "pysparksources.rate.datasource:RateDataSource"),
         SourceEntry("pyfile", "pysparksources.files.datasource:FileDataSource"),
         SourceEntry(
             "pyeventhub", "pysparksources.eventhubs.datasource:EventHubDataSource", "eventhubs"

@@ -1,71 +1,120 @@
-"""The ``pysparksources`` command: ``demo``, ``bench`` and development servers."""
+"""The ``pysparksources`` command: ``demo``, ``doctor``, ``bench``, ``eventhubs-emulator`` and
+``eventhubs migrate-checkpoint``.
+
+Building the parser imports nothing else of the package: each subcommand imports what it runs,
+and ``bench`` and ``eventhubs-emulator`` parse their own arguments once imported.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Callable
+from typing import Any
 
 __all__ = ["main"]
 
-Handler = Callable[[argparse.Namespace], int]
+Handler = Callable[[argparse.Namespace, list[str]], int]
 
 
-def _demo(args: argparse.Namespace) -> int:
-    from pysparksources.demo import run_demo
+def _note_worker_python() -> None:
+    """Say what the user's own sessions need; demo and bench point Spark at this interpreter."""
+    from pysparksources import _worker_python
 
+    problem = None if _worker_python.already_warned() else _worker_python.path_python_problem()
+    if problem:
+        print(f"pysparksources: {problem}", file=sys.stderr)
+    if problem or _worker_python.already_warned():
+        print(
+            f"pysparksources: this command runs Spark with PYSPARK_PYTHON={sys.executable}",
+            file=sys.stderr,
+        )
+
+
+def _demo(args: argparse.Namespace, rest: list[str]) -> int:
+    from pysparksources._demo import run_demo
+
+    _note_worker_python()
     return run_demo(batches=args.batches)
 
 
-def _bench(args: argparse.Namespace) -> int:
-    from pysparksources.benchmarking.rate import run_rate_benchmark
-    from pysparksources.local_spark import local_session
+def _bench(args: argparse.Namespace, rest: list[str]) -> int:
+    from pysparksources.bench import main as bench
 
-    conf = dict(item.split("=", 1) for item in args.conf)
-    spark = local_session("pysparksources-bench", master=args.master, conf=conf)
-    run_rate_benchmark(
-        spark,
-        args.rows,
-        batches=args.batches,
-        partitions=args.partitions,
-        tuples=not args.no_tuples,
-        rounds=args.rounds,
-    )
-    spark.stop()
-    return 0
+    _note_worker_python()
+    return bench(rest)
 
 
-def _doctor(args: argparse.Namespace) -> int:
-    from pysparksources.doctor import run_doctor
+def _doctor(args: argparse.Namespace, rest: list[str]) -> int:
+    from pysparksources._doctor import run_doctor
 
     return run_doctor(master=args.master, connect_url=args.connect)
 
 
-def _eventhubs_emulator(args: argparse.Namespace) -> int:
-    from pysparksources.testing.eventhubs.cli import run
+def _eventhubs_emulator(args: argparse.Namespace, rest: list[str]) -> int:
+    from pysparksources.emulator._serve import main as serve
+
+    return serve(rest)
+
+
+# Subcommands that parse the rest of the command line themselves.
+_DELEGATED = {"bench", "eventhubs-emulator"}
+
+
+def _eventhubs_migrate_checkpoint(args: argparse.Namespace, rest: list[str]) -> int:
+    from pysparksources.eventhubs._migrate import run
 
     return run(args)
 
 
+def _add_eventhubs_tools(commands: Any) -> None:
+    eventhubs = commands.add_parser("eventhubs", help="Event Hubs tools (no Spark needed)")
+    tools = eventhubs.add_subparsers(dest="eventhubs_command", required=True)
+    migrate = tools.add_parser(
+        "migrate-checkpoint",
+        help="startingPositions that continue a Scala-connector query's checkpoint",
+        description="Print the pyeventhub startingPositions JSON that continues exactly where "
+        "the Scala connector's query of this checkpoint stopped (its last committed batch).",
+    )
+    migrate.add_argument("checkpoint", metavar="checkpointLocation", help="path or fsspec URL")
+    migrate.add_argument(
+        "--source-index",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the Event Hubs source's index in the query (default: the only one that fits)",
+    )
+    migrate.add_argument("--hub", default=None, metavar="NAME", help="hub, if several")
+    migrate.add_argument(
+        "--partition-count",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the hub's partition count now, to warn about partitions the checkpoint lacks",
+    )
+    migrate.set_defaults(handler=_eventhubs_migrate_checkpoint)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pysparksources", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="pysparksources",
+        description="The demo, a setup check, benchmarks and the Event Hubs emulator.",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     demo = commands.add_parser("demo", help="run the demo pipeline on a local Spark")
-    demo.add_argument("--batches", type=int, default=8, help="micro-batches to run (default 8)")
+    demo.add_argument(
+        "--batches",
+        type=int,
+        default=8,
+        help="micro-batches of 1500 rows pyrate writes (default 8); the reader reads them all",
+    )
     demo.set_defaults(handler=_demo)
 
-    bench = commands.add_parser("bench", help="pyrate vs Spark's rate-micro-batch")
-    bench.add_argument(
-        "--rows", type=int, nargs="+", default=[1_000_000, 5_000_000], help="rows per batch"
-    )
-    bench.add_argument("--batches", type=int, default=5, help="steady-state batches per query")
-    bench.add_argument("--master", default="local[2]", help="master URL (default local[2])")
-    bench.add_argument("--partitions", type=int, default=2, help="numPartitions (default 2)")
-    bench.add_argument("--rounds", type=int, default=2, help="interleaved rounds (default 2)")
-    bench.add_argument("--no-tuples", action="store_true", help="skip the tuple-yielding source")
-    bench.add_argument(
-        "--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark settings"
+    bench = commands.add_parser(
+        "bench",
+        add_help=False,
+        help="benchmarks against Spark's own sources and sinks (pysparksources bench --help)",
     )
     bench.set_defaults(handler=_bench)
 
@@ -74,20 +123,23 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--connect", default=None, metavar="sc://HOST:PORT", help="Connect URL")
     doctor.set_defaults(handler=_doctor)
 
-    from pysparksources.testing.eventhubs.cli import build_parser as emulator_parser
-
     emulator = commands.add_parser(
-        "eventhubs-emulator", help="serve Event Hubs over AMQP on 127.0.0.1 (tests, demos)"
+        "eventhubs-emulator",
+        add_help=False,
+        help="serve Event Hubs over AMQP on 127.0.0.1 (tests, demos; --help for options)",
     )
-    emulator_parser(emulator)
     emulator.set_defaults(handler=_eventhubs_emulator)
+    _add_eventhubs_tools(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.command not in _DELEGATED:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     handler: Handler = args.handler
-    return handler(args)
+    return handler(args, rest)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,11 @@
-"""Shared fixtures: one classic local[2] session and one Spark Connect server per test run."""
+"""Shared fixtures: one classic local[2] session and one Spark Connect server per test run,
+and the package's Event Hubs emulator fixtures. Helpers shared by the folders live in
+``tests/support``; test modules never import each other (checked at session start).
+"""
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
 from collections.abc import Iterator
@@ -9,10 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent))  # for the support package
+
+pytest_plugins = ["pysparksources.emulator.pytest_plugin"]
 
 os.environ["PYSPARK_PYTHON"] = sys.executable
+
+# Property-based fuzzing (tests/fuzz): "ci" keeps the fuzz folder under a minute on 2 cores;
+# --hypothesis-profile=long runs deep (pytest tests/fuzz --hypothesis-profile=long).
+settings.register_profile("ci", max_examples=150, deadline=None, print_blob=True)
+settings.register_profile("long", max_examples=20_000, deadline=None, print_blob=True)
+settings.load_profile("ci")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
@@ -41,7 +54,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def spark() -> Iterator[Any]:
     """The classic session. No register() call here: sources must auto-register."""
     from pyspark.sql import SparkSession
-    from sparkprocs import LONG_LIVED_DRIVER_CONF
+    from support.spark_processes import LONG_LIVED_DRIVER_CONF
 
     session = (
         SparkSession.builder.master("local[2]")
@@ -59,7 +72,7 @@ def spark() -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from sparkprocs import ConnectServer
+    from support.spark_processes import ConnectServer
 
     server = ConnectServer(tmp_path_factory.mktemp("connect"))
     yield server
@@ -82,11 +95,28 @@ def session(request: pytest.FixtureRequest) -> Any:
     return request.getfixturevalue(name)
 
 
+def _imported_test_modules(path: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+    return [n for n in names if n.split(".")[-1].startswith("test_")]
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Fail fast on two test files with one basename: rootdir-relative imports collide on them."""
+    """Fail fast on two test files with one basename (rootdir-relative imports collide on
+    them) and on a test module importing another (shared helpers belong in tests/support)."""
     root = Path(str(session.config.rootpath)) / "tests"
     seen: dict[str, Path] = {}
     for path in sorted(root.rglob("test_*.py")):
         if path.name in seen:
             raise pytest.UsageError(f"test files share a basename: {seen[path.name]} and {path}")
         seen[path.name] = path
+        imported = _imported_test_modules(path)
+        if imported:
+            raise pytest.UsageError(
+                f"{path} imports test module(s) {', '.join(imported)}: move what they share "
+                "into tests/support"
+            )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from pyspark.sql.datasource import InputPartition
 
-from pysparksources.eventhubs.source_options import SourceConfig
+from pysparksources.eventhubs.options import SourceConfig
 
 __all__ = [
     "EventHubPartition",

@@ -1,51 +1,26 @@
 """The ``pyfile`` data source: one name for reading and writing files.
 
-Spark creates the same DataSource object for ``readStream``, ``read``, ``writeStream`` and
-``write``, so option validation happens when the reader or writer is made (query start), where
-it is known which options apply. Readers and writers load lazily: this module imports only
-PySpark and the standard library, for the ``pyspark_pyfile`` auto-registration shim.
+Readers and writers load lazily (see :class:`~pysparksources._datasource.LazyDataSource`):
+this module imports only PySpark and the standard library, for the ``pyspark_pyfile``
+auto-registration shim.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from pyspark.sql.datasource import DataSource
-
-if TYPE_CHECKING:
-    from pyspark.sql.types import StructType
+from pysparksources._datasource import LazyDataSource
 
 __all__ = ["FileDataSource"]
 
 
-class FileDataSource(DataSource):  # type: ignore[misc]
+class FileDataSource(LazyDataSource):
     """Files on any fsspec filesystem: parquet, csv, json (JSON Lines), text and orc."""
+
+    STREAM_READER = "pysparksources.files.reader:FileStreamReader"
+    BATCH_READER = "pysparksources.files.reader:FileBatchReader"
+    STREAM_WRITER = "pysparksources.files.writer:FileStreamWriter"
+    BATCH_WRITER = "pysparksources.files.writer:FileBatchWriter"
+    READ_SCHEMA = "pysparksources.files.reader:read_schema"
 
     @classmethod
     def name(cls) -> str:
         return "pyfile"
-
-    def schema(self) -> Any:
-        from pysparksources.files.source import default_schema
-
-        return default_schema(dict(self.options))
-
-    def streamReader(self, schema: StructType) -> Any:
-        from pysparksources.files.source import FileStreamReader
-
-        return FileStreamReader(dict(self.options), schema)
-
-    def reader(self, schema: StructType) -> Any:
-        from pysparksources.files.source import FileBatchReader
-
-        return FileBatchReader(dict(self.options), schema)
-
-    def streamWriter(self, schema: StructType, overwrite: bool) -> Any:
-        from pysparksources.files.sink import FileStreamWriter
-
-        return FileStreamWriter(dict(self.options), schema, overwrite)
-
-    def writer(self, schema: StructType, overwrite: bool) -> Any:
-        from pysparksources.files.sink import FileBatchWriter
-
-        return FileBatchWriter(dict(self.options), schema, overwrite)

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import InputPartition
 
-from pysparksources.files.filesystem import FileLocation
-from pysparksources.files.formats_read import FileSplit
-from pysparksources.files.listing import partition_values, relative_dir
+from pysparksources.files._filesystem import FileLocation
+from pysparksources.files._formats_read import FileSplit
+from pysparksources.files._listing import partition_values, relative_dir
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from pysparksources.files.source_options import ReaderOptions
+    from pysparksources.files.options import ReaderOptions
 
 __all__ = ["FilePartition", "ReadContext", "max_split_bytes", "plan_partitions"]
 

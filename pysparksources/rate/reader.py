@@ -20,9 +20,9 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from pysparksources.rate.config import RateConfig
-from pysparksources.rate.generate import generate
-from pysparksources.rate.plan import Offset, Planner, RateSlice, make_planner
+from pysparksources.rate._generate import generate
+from pysparksources.rate.options import RateConfig
+from pysparksources.rate.planning import Offset, Planner, RateSlice, make_planner
 
 __all__ = ["RateBatchReader", "RateStreamReader"]
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sparkprocs import ConnectServer, StandaloneCluster
+from support.spark_processes import ConnectServer, StandaloneCluster
 
 
 @pytest.fixture(scope="session")

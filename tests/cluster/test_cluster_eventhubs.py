@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import collections
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from azure.eventhub import EventData, EventHubProducerClient
-from drivers import pyeventhub_on_cluster
-from sparkprocs import StandaloneCluster
-from streamtools import data_batches, wait_for_batches
-from test_cluster_rate import run_driver
+from support.cluster_drivers import pyeventhub_on_cluster, run_driver
+from support.eventhubs import send
+from support.spark_processes import StandaloneCluster
+from support.streams import wait_for_batches, wait_for_rows
 
-from pysparksources.testing.eventhubs.emulator import EventHubsEmulator
+from pysparksources.emulator import EventHubsEmulator
 
 pytestmark = pytest.mark.cluster
 PARTITIONS, PER_PARTITION = 4, 1000
@@ -33,17 +31,13 @@ def emulator() -> Iterator[EventHubsEmulator]:
     started = EventHubsEmulator.for_hubs({"orders": PARTITIONS, "lost": 2}).start()
     conn = started.connection_string("orders")
     for pid in range(PARTITIONS):
-        send(conn, pid, range(PER_PARTITION))
+        send_numbered(conn, pid, range(PER_PARTITION))
     yield started
     started.stop()
 
 
-def send(conn: str, pid: int, numbers: range) -> None:
-    with EventHubProducerClient.from_connection_string(conn) as client:
-        batch = client.create_batch(partition_id=str(pid))
-        for i in numbers:
-            batch.add(EventData(f"p{pid}-{i}"))
-        client.send_batch(batch)
+def send_numbered(conn: str, pid: int, numbers: range) -> None:
+    send(conn, [f"p{pid}-{i}" for i in numbers], partition_id=str(pid))
 
 
 EXPECTED = sorted(
@@ -128,7 +122,7 @@ def test_pyeventhub_to_pyfile_survives_a_killed_worker_exactly_once(
 ) -> None:
     conn = emulator.connection_string("lost")
     for pid in range(2):
-        send(conn, pid, range(0, 600))
+        send_numbered(conn, pid, range(0, 600))
     query = (
         cluster_connect.readStream.format("pyeventhub")
         .option("connectionString", conn)
@@ -146,12 +140,8 @@ def test_pyeventhub_to_pyfile_survives_a_killed_worker_exactly_once(
         wait_for_batches(query, 3, timeout=180)
         cluster.kill_worker(0)
         for pid in range(2):  # events sent after the loss are read by the survivor only
-            send(conn, pid, range(600, 1200))
-        deadline = time.monotonic() + 240
-        while sum(p["numInputRows"] for p in data_batches(query)) < total:
-            assert query.exception() is None, query.exception()
-            assert time.monotonic() < deadline, "the query did not finish on the survivor"
-            time.sleep(0.5)
+            send_numbered(conn, pid, range(600, 1200))
+        wait_for_rows(query, total, 240, "the query did not finish on the survivor")
     finally:
         query.stop()
         cluster.restart_worker(0)

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sparkprocs import StandaloneCluster
-from streamtools import collect_rows, data_batches, to_parquet, wait_for_batches
+from support.spark_processes import StandaloneCluster
+from support.streams import collect_rows, data_batches, to_parquet, wait_for_batches
 
 pytestmark = pytest.mark.cluster
 

@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from drivers import land_files, pyfile_on_cluster, pyfile_stream
-from sparkprocs import StandaloneCluster
-from streamtools import data_batches, wait_for_batches
-from test_cluster_rate import run_driver
+from support.cluster_drivers import land_files, pyfile_on_cluster, pyfile_stream, run_driver
+from support.spark_processes import StandaloneCluster
+from support.streams import wait_for_batches, wait_for_rows
 
 pytestmark = pytest.mark.cluster
 EXPECTED = list(range(10 * 250))  # two runs: 6 then 4 files of 250 ids each
@@ -58,11 +57,7 @@ def test_pyfile_to_pyfile_survives_a_killed_worker_exactly_once(
         for first in range(8, files, 4):
             land_files(f"{root}/in-parquet", "parquet", first, 4, rows)
             time.sleep(0.5)
-        deadline = time.monotonic() + 240
-        while sum(p["numInputRows"] for p in data_batches(query)) < files * rows:
-            assert query.exception() is None, query.exception()
-            assert time.monotonic() < deadline, "the query did not finish on the survivor"
-            time.sleep(0.5)
+        wait_for_rows(query, files * rows, 240, "the query did not finish on the survivor")
     finally:
         query.stop()
         cluster.restart_worker(0)

@@ -2,32 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from drivers import pyrate_on_cluster
-from sparkprocs import StandaloneCluster, worker_env
+from support.cluster_drivers import pyrate_on_cluster, run_driver
+from support.spark_processes import StandaloneCluster
 
 pytestmark = pytest.mark.cluster
-HERE = Path(__file__).resolve().parent
-
-
-def run_driver(cluster: StandaloneCluster, scenario: str, out: Path, **env: str) -> dict[str, Any]:
-    result = subprocess.run(
-        [sys.executable, str(HERE / "drivers.py"), cluster.url, scenario, str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**worker_env(), **env},
-    )
-    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
-    assert result.returncode == 0 and lines, result.stdout + result.stderr[-4000:]
-    parsed: dict[str, Any] = json.loads(lines[-1][len("RESULT ") :])
-    return parsed
 
 
 def test_both_workers_registered(cluster: StandaloneCluster) -> None:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from sparkprocs import StandaloneCluster, spark_home, worker_env
+from support.spark_processes import StandaloneCluster, spark_home, worker_env
 
 pytestmark = pytest.mark.cluster
 ROOT = Path(__file__).resolve().parents[2]

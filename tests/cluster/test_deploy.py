@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sparkprocs import ConnectServer, StandaloneCluster, spark_home, worker_env
+from support.spark_processes import ConnectServer, StandaloneCluster, spark_home, worker_env
 
 pytestmark = pytest.mark.cluster
 ROOT = Path(__file__).resolve().parents[2]

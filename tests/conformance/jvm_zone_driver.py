@@ -21,12 +21,11 @@ LABEL = f"JVM {JVM_ZONE}, Python TZ {PYTHON_ZONE}"
 
 
 def main(out: Path, workdir: Path) -> None:
+    from cases import CSV_CASES, ORC_IN_RANGE, PARTITIONS
     from corpus import write_seed
     from documented import DOCUMENTED
     from harness import compare_format, not_applicable, save
     from pyspark.sql import SparkSession
-    from test_conformance import ORC_IN_RANGE
-    from test_options_partitions import CSV_CASES, PARTITIONS
     from zones import KEY
 
     assert os.environ.get("TZ") == PYTHON_ZONE and time.tzname[0] == "JST", time.tzname

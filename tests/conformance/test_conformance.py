@@ -6,24 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cases import ORC_IN_RANGE
 from corpus import write_seed
 from documented import DOCUMENTED
-from harness import FORMATS, RESULTS, Case, compare_format, failures, not_applicable
+from harness import FORMATS, RESULTS, compare_format, failures, not_applicable
 from zones import ZONES, session_zone, zone_name
 
 pytestmark = pytest.mark.spark
-
-# ORC timestamps pyarrow can read (nanoseconds): the corpus' instants within 1678..2261.
-ORC_IN_RANGE = Case(
-    name="orc: instants within 1678-2261",
-    sql="""
-        SELECT id, c_ts, c_ntz FROM corpus
-        WHERE (c_ts IS NULL OR c_ts BETWEEN TIMESTAMP'1678-01-01 00:00:00Z'
-                                        AND TIMESTAMP'2261-12-31 00:00:00Z')
-          AND (c_ntz IS NULL OR c_ntz BETWEEN TIMESTAMP_NTZ'1678-01-01 00:00:00'
-                                          AND TIMESTAMP_NTZ'2261-12-31 00:00:00')
-    """,
-)
 
 
 @pytest.fixture(scope="module")

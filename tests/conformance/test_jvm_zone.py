@@ -15,7 +15,7 @@ pytestmark = pytest.mark.spark
 
 
 def test_matrix_where_the_jvm_zone_differs_from_python_tz(tmp_path: Path) -> None:
-    from sparkprocs import worker_env
+    from pysparksources._local_spark import worker_env
 
     out = tmp_path / "cells.jsonl"
     env = worker_env() | {"TZ": PYTHON_ZONE}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pysparksources.eventhubs.sink_options import COLUMNS, OPTIONS
+from pysparksources.eventhubs.options import SINK_COLUMNS as COLUMNS
+from pysparksources.eventhubs.options import SINK_OPTIONS as OPTIONS
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 SECTION = README.split("## `pyeventhub` sink", 1)[1].split("\n## ", 1)[0]

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ehsink_helpers import rate
+from support.streams import rate
 
-from pysparksources.testing.eventhubs import EventHubsEmulator
+from pysparksources.emulator import EventHubsEmulator
 
 pytestmark = pytest.mark.spark
 SECRET = "c2VjcmV0LWtleS12YWx1ZQ"
@@ -44,7 +44,7 @@ def test_bad_input_fails_at_start(
     named: str,
 ) -> None:
     conn = eventhubs_emulator.connection_string("test", key_name="root", key=SECRET)
-    df = rate(spark, 10, 10).selectExpr(*columns)
+    df = rate(spark, 10, 10, capped=False).selectExpr(*columns)
     message = failure(df, tmp_path, {"connectionString": conn, **options})
     assert named in message
     assert SECRET not in message
@@ -54,7 +54,7 @@ def test_both_partition_id_and_key_on_a_row_is_named(
     spark: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:
     conn = eventhubs_emulator.connection_string("test")
-    df = rate(spark, 10, 10).selectExpr(
+    df = rate(spark, 10, 10, capped=False).selectExpr(
         "CAST(value AS STRING) AS body",
         "IF(value = 3, '1', NULL) AS partitionId",
         "IF(value = 3, 'k', NULL) AS partitionKey",

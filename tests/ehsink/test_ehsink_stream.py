@@ -10,11 +10,13 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from ehsink_helpers import rate, received, stream_to_hub
+from support.eventhubs import received
+from support.pyeventhub import stream_to_hub
+from support.streams import rate
 
-from pysparksources.eventhubs.send import send_record_batches
-from pysparksources.eventhubs.sink_options import parse_sink_options
-from pysparksources.testing.eventhubs import EventHubsEmulator, Fault, partition_for_key
+from pysparksources.emulator import EventHubsEmulator, Fault, partition_for_key
+from pysparksources.eventhubs._send import send_record_batches
+from pysparksources.eventhubs.options import parse_sink_options
 
 pytestmark = pytest.mark.spark
 
@@ -23,7 +25,7 @@ def test_round_trip_bodies_partition_ids_and_properties(
     session: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:
     conn = eventhubs_emulator.connection_string("test")
-    df = rate(session, 300, 100).selectExpr(
+    df = rate(session, 300, 100, capped=False).selectExpr(
         "CAST(value AS STRING) AS body",
         "CAST(value % 2 AS INT) AS partitionId",
         "map('n', CAST(value AS STRING), 'kind', 'rate') AS properties",
@@ -63,7 +65,7 @@ def test_stamps_name_batch_task_and_row(
     spark: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:
     conn = eventhubs_emulator.connection_string("test")
-    df = rate(spark, 200, 100).selectExpr("CAST(value AS STRING) AS body")
+    df = rate(spark, 200, 100, capped=False).selectExpr("CAST(value AS STRING) AS body")
     stream_to_hub(df, conn, tmp_path, stampBatchId="true")
     stamps = set()
     for _, event in received(conn, 200):
@@ -89,7 +91,7 @@ def test_server_busy_mid_stream_is_retried_and_nothing_is_lost(
 
     helper = threading.Thread(target=recover, daemon=True)
     helper.start()
-    df = rate(spark, 300, 100).selectExpr("CAST(value AS STRING) AS body")
+    df = rate(spark, 300, 100, capped=False).selectExpr("CAST(value AS STRING) AS body")
     stream_to_hub(df, conn, tmp_path, retryBackoff="200ms", maxRetries=10)
     helper.join(5)
     assert busy.fired >= 1

@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ehsource_helpers import read_back, reader, run_available_now, send, seqs
-from streamtools import progress
+from support.eventhubs import send
+from support.pyeventhub import read_back, reader, run_to_parquet, seqs
+from support.streams import progress
 
-from pysparksources.testing.eventhubs.config import EmulatorConfig, HubConfig
-from pysparksources.testing.eventhubs.emulator import EventHubsEmulator
-from pysparksources.testing.eventhubs.faults import Fault
+from pysparksources.emulator import EmulatorConfig, EventHubsEmulator, Fault, HubConfig
 
 KEY = "S3cretKeyValue0123456789abcdef="
 
@@ -30,17 +29,17 @@ def test_fail_on_data_loss_names_hub_partition_and_sequence_numbers(
     emulator = eventhubs_emulator_factory(config=config)
     conn = emulator.connection_string("ret")
     send(conn, [f"a{i}" for i in range(10)], partition_id="0")
-    run_available_now(spark, reader(spark, conn, startingPosition="start"), tmp_path)
+    run_to_parquet(reader(spark, conn, startingPosition="start"), tmp_path)
     send(conn, [f"b{i}" for i in range(5)], partition_id="0")  # 10..14, never read
     shift[0] = 600.0
     send(conn, ["c0", "c1"], partition_id="0")  # 15, 16
     assert emulator.apply_retention() > 0
     with pytest.raises(Exception) as err:
-        run_available_now(spark, reader(spark, conn), tmp_path)
+        run_to_parquet(reader(spark, conn), tmp_path)
     message = str(err.value)
     assert "ret" in message and "partition 0" in message and "10..14" in message
     assert "failOnDataLoss" in message
-    run_available_now(spark, reader(spark, conn, failOnDataLoss="false"), tmp_path)
+    run_to_parquet(reader(spark, conn, failOnDataLoss="false"), tmp_path)
     assert seqs(read_back(spark, tmp_path))[-3:] == [("0", 9), ("0", 15), ("0", 16)]
     assert len(read_back(spark, tmp_path)) == 12
 
@@ -74,7 +73,7 @@ def test_exclusive_receiver_reads_everything(
     conn = eventhubs_emulator.connection_string("test")
     send(conn, [f"e{i}" for i in range(7)], partition_id="1")
     df = reader(spark, conn, startingPosition="start", useExclusiveReceiver="true")
-    run_available_now(spark, df, tmp_path)
+    run_to_parquet(df, tmp_path)
     assert seqs(read_back(spark, tmp_path)) == [("1", i) for i in range(7)]
 
 
@@ -84,14 +83,14 @@ def test_no_secret_in_progress_description_offsets_or_errors(
     emulator = eventhubs_emulator_factory(hubs={"sec": 1}, keys={"policy": KEY})
     conn = emulator.connection_string("sec")
     send(conn, ["x"], partition_id="0")
-    query = run_available_now(spark, reader(spark, conn, startingPosition="start"), tmp_path)
+    query = run_to_parquet(reader(spark, conn, startingPosition="start"), tmp_path)
     texts = [json.dumps(p).encode() for p in progress(query)]
     texts += [f.read_bytes() for f in (tmp_path / "q-cp").rglob("*") if f.is_file()]
     assert texts and not any(KEY.encode() in t for t in texts)
     assert len(read_back(spark, tmp_path)) == 1
     bad = reader(spark, conn, startingPosition="nonsense")
     with pytest.raises(Exception) as err:
-        run_available_now(spark, bad, tmp_path, name="bad")
+        run_to_parquet(bad, tmp_path, name="bad")
     assert "startingPosition" in str(err.value) and KEY not in str(err.value)
 
 
@@ -112,7 +111,7 @@ def test_bad_options_fail_at_query_start(
     conn = "Endpoint=sb://127.0.0.1:1;SharedAccessKeyName=k;SharedAccessKey=KEY42;EntityPath=h"
     df = reader(spark, conn, **{option: value})
     with pytest.raises(Exception) as err:
-        run_available_now(spark, df, tmp_path)
+        run_to_parquet(df, tmp_path)
     text = str(err.value)
     assert "invalid value" in text and option.lower() in text.lower() and "KEY42" not in text
 
@@ -143,6 +142,6 @@ def test_link_failure_mid_read_loses_and_duplicates_nothing(
             times=1,
         )
     )
-    run_available_now(spark, reader(spark, conn, startingPosition="start"), tmp_path)
+    run_to_parquet(reader(spark, conn, startingPosition="start"), tmp_path)
     assert seqs(read_back(spark, tmp_path)) == [("0", i) for i in range(200)]
     assert fault.fired == 1

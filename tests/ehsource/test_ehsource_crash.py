@@ -3,35 +3,16 @@ checkpoint, Spark's own parquet reader sees every event exactly once."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ehsource_helpers import send
-from sparkprocs import worker_env
+from support import crash_drivers
+from support.eventhubs import send
 
 pytestmark = pytest.mark.spark
-HERE = Path(__file__).parent
 PARTITIONS, PER_PARTITION, PER_TRIGGER = 2, 1500, 500
 BATCHES = PARTITIONS * PER_PARTITION // PER_TRIGGER
-
-
-def _driver(out: Path, ck: Path, conn: str) -> subprocess.Popen[bytes]:
-    env = worker_env()
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env["EH_CONN"] = conn
-    return subprocess.Popen(
-        [sys.executable, str(HERE / "crash_eh_driver.py"), str(out), str(ck), str(PER_TRIGGER)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # the JVM and its Python workers die with the group
-    )
 
 
 def _committed_batches(out: Path) -> list[str]:
@@ -49,24 +30,14 @@ def test_sigkill_mid_stream_then_restart_is_exactly_once(
         send(conn, [f"p{pid}-{i}" for i in range(PER_PARTITION)], partition_id=str(pid))
     out, ck = tmp_path / "out", tmp_path / "ck"
 
-    first = _driver(out, ck, conn)
-    try:
-        deadline = time.monotonic() + 180
-        while not _committed_batches(out):  # kill once the first batch is in the manifest
-            if first.poll() is not None:
-                output = first.stdout.read().decode() if first.stdout else ""
-                pytest.fail(f"the query ended before any batch committed:\n{output[-3000:]}")
-            assert time.monotonic() < deadline, "no batch committed in 180 s"
-            time.sleep(0.05)
-    finally:
-        os.killpg(first.pid, signal.SIGKILL)
-        first.wait(30)
+    first = crash_drivers.start("pyeventhub", out, ck, PER_TRIGGER, env={"EH_CONN": conn})
+    # kill once the first batch is in the manifest
+    crash_drivers.kill_when(first, lambda: bool(_committed_batches(out)), "any batch committed")
     before = _committed_batches(out)
     assert 1 <= len(before) < BATCHES, f"not killed mid-stream: {before} of {BATCHES} batches"
 
-    restart = _driver(out, ck, conn)
-    output, _ = restart.communicate(timeout=240)
-    assert restart.returncode == 0, output.decode()[-3000:]
+    restart = crash_drivers.start("pyeventhub", out, ck, PER_TRIGGER, env={"EH_CONN": conn})
+    crash_drivers.finish(restart)
     assert _committed_batches(out) == [str(b) for b in range(BATCHES)]
     rows = spark.read.parquet(str(out)).collect()
     got = [((r.partition, r.sequenceNumber), r.body) for r in rows]

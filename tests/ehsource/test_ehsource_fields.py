@@ -6,9 +6,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 from azure.eventhub import EventData
-from ehsource_helpers import batch_read, send
+from support.eventhubs import send
+from support.pyeventhub import batch_read
 
-from pysparksources.testing.eventhubs.emulator import EventHubsEmulator
+from pysparksources.emulator import EventHubsEmulator
 
 
 def _event(body: bytes, props: dict[str, Any]) -> EventData:

@@ -6,10 +6,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ehsource_helpers import read_back, reader, run_available_now, send
-from streamtools import progress, wait_for_batches
+from support.eventhubs import send
+from support.pyeventhub import read_back, reader, run_to_parquet
+from support.streams import progress, wait_for_batches
 
-from pysparksources.testing.eventhubs.emulator import EventHubsEmulator
+from pysparksources.emulator import EventHubsEmulator
 
 
 def test_stream_reads_backlog_from_start(
@@ -19,7 +20,7 @@ def test_stream_reads_backlog_from_start(
     send(conn, [f"a{i}" for i in range(5)], partition_id="0")
     send(conn, [f"b{i}" for i in range(3)], partition_id="1")
     df = reader(session, conn, startingPosition="start")
-    query = run_available_now(session, df, tmp_path)
+    query = run_to_parquet(df, tmp_path)
     rows = read_back(session, tmp_path)
     assert [(r.partition, r.sequenceNumber, r.body) for r in rows] == [
         *[("0", i, f"a{i}".encode()) for i in range(5)],

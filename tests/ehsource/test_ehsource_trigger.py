@@ -7,17 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ehsource_helpers import (
-    offsets_per_batch,
-    read_back,
-    reader,
-    run_available_now,
-    send,
-    seqs,
-)
-from streamtools import progress
+from support.eventhubs import send
+from support.pyeventhub import offsets_per_batch, read_back, reader, run_to_parquet, seqs
+from support.streams import progress
 
-from pysparksources.testing.eventhubs.emulator import EventHubsEmulator
+from pysparksources.emulator import EventHubsEmulator
 
 
 def test_max_events_split_by_backlog_and_available_now_reads_backlog(
@@ -27,7 +21,7 @@ def test_max_events_split_by_backlog_and_available_now_reads_backlog(
     send(conn, [f"big-{i}" for i in range(100)], partition_id="0")
     send(conn, ["small-0", "small-1", "small-2"], partition_id="1")
     df = reader(spark, conn, startingPosition="start", maxEventsPerTrigger=20)
-    query = run_available_now(spark, df, tmp_path)
+    query = run_to_parquet(df, tmp_path)
     entries = [p for p in progress(query) if p["numInputRows"] > 0]
     counts = offsets_per_batch(entries, "test")
     # floor(20 * 100 / 103) = 19 for the big partition; the small one gets ceil(<1) = 1.
@@ -45,12 +39,12 @@ def test_starting_position_ignored_once_checkpoint_exists(
 ) -> None:
     conn = eventhubs_emulator.connection_string("test")
     send(conn, ["old-0", "old-1"], partition_id="0")
-    run_available_now(spark, reader(spark, conn), tmp_path)  # default: @latest
+    run_to_parquet(reader(spark, conn), tmp_path)  # default: @latest
     assert read_back(spark, tmp_path) == []
     send(conn, ["new-0"], partition_id="0")
     send(conn, ["new-1"], partition_id="1")
     # Same checkpoint, now asking for "start": the checkpoint wins, only new events are read.
-    run_available_now(spark, reader(spark, conn, startingPosition="start"), tmp_path)
+    run_to_parquet(reader(spark, conn, startingPosition="start"), tmp_path)
     assert [r.body for r in read_back(spark, tmp_path)] == [b"new-0", b"new-1"]
 
 
@@ -72,7 +66,7 @@ def test_receiver_cache_hit_rate_over_many_batches(
             maxEventsPerTrigger=5 * partitions,
             taskStatsPath=str(stats),
         )
-        run_available_now(spark, df, tmp_path, name=hub)
+        run_to_parquet(df, tmp_path, name=hub)
         records = [
             json.loads(line) for f in sorted(stats.iterdir()) for line in f.read_text().splitlines()
         ]

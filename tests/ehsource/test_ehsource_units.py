@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import json
+import os
+import re
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 
 from pysparksources._options import OptionError
-from pysparksources.eventhubs.admission import next_end, split_limit
-from pysparksources.eventhubs.planning import java_string_hash, plan_partitions, slot_key
-from pysparksources.eventhubs.positions import END, START, Position, parse_position, parse_positions
-from pysparksources.eventhubs.source_options import parse_source_options
+from pysparksources.eventhubs._admission import next_end, split_limit
+from pysparksources.eventhubs._positions import (
+    END,
+    START,
+    Position,
+    parse_position,
+    parse_positions,
+)
+from pysparksources.eventhubs.options import parse_source_options
+from pysparksources.eventhubs.planning import (
+    EventHubPartition,
+    java_string_hash,
+    plan_partitions,
+    slot_key,
+)
 
 CONN = "Endpoint=sb://127.0.0.1:5672;SharedAccessKeyName=k;SharedAccessKey=SECRETKEY42;EntityPath=h"
 
@@ -140,6 +155,8 @@ def test_scala_aliases_and_iso_durations() -> None:
         ({"useExclusiveReceiver": "2"}, "useExclusiveReceiver"),
         ({"partitionPreferredLocationStrategy": "Random"}, "partitionPreferredLocationStrategy"),
         ({"receiverIdleTimeout": "-"}, "receiverIdleTimeout"),
+        ({"receiverBufferBytes": "0"}, "receiverBufferBytes"),
+        ({"receiverBufferBytes": "64m"}, "receiverBufferBytes"),
         ({"partitionInfoCacheInterval": "x"}, "partitionInfoCacheInterval"),
         ({"consumerGroup": " "}, "consumerGroup"),
         ({"maxEventPerTrigger": "5"}, "maxeventpertrigger"),
@@ -175,3 +192,32 @@ def test_partition_added_while_running_is_read_from_its_start() -> None:
 
 def test_available_now_snapshot_keeps_partitions_outside_it() -> None:
     assert next_end({"0": 2, "1": 3}, {"0": 4}, {}, None) == {"0": 4, "1": 3}
+
+
+def _documented_task_stats() -> list[str]:
+    """The field names docs/pyeventhub-source.md gives for a taskStatsPath line."""
+    docs = (Path(__file__).parents[2] / "docs" / "pyeventhub-source.md").read_text()
+    match = re.search(r"appends one JSON line \((.*?)\) to", docs, re.DOTALL)
+    assert match is not None, "the taskStatsPath paragraph is gone from the docs"
+    return re.findall(r"`(\w+)`", match.group(1))
+
+
+def test_task_stats_line_has_the_documented_fields(tmp_path: Path) -> None:
+    from pysparksources.eventhubs import _task_stats
+
+    quiet = EventHubPartition(config(), "3", 10, 25, 0)
+    _task_stats.record(quiet, "miss", 15, 0.5)  # option unset: writes nothing
+    assert list(tmp_path.iterdir()) == []
+    part = EventHubPartition(config(taskStatsPath=str(tmp_path / "stats")), "3", 10, 25, 0)
+    _task_stats.record(part, "skip", 15, 0.1234567)
+    _task_stats.record(part, "miss", 15, 2.0)
+    (written,) = (tmp_path / "stats").iterdir()
+    assert written.name == f"tasks-{os.getpid()}.jsonl"
+    lines = [json.loads(line) for line in written.read_text().splitlines()]
+    assert [sorted(line) for line in lines] == [sorted(_documented_task_stats())] * 2
+    first = lines[0]
+    assert (first["partition"], first["start"], first["until"]) == ("3", 10, 25)
+    assert (first["reuse"], first["cacheHit"], first["events"]) == ("skip", True, 15)
+    assert first["seconds"] == 0.123457 and first["pid"] == os.getpid()
+    assert first["batchId"] is None and first["executorId"] is None  # no Spark task here
+    assert (lines[1]["reuse"], lines[1]["cacheHit"]) == ("miss", False)

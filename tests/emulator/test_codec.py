@@ -6,13 +6,14 @@ import uuid
 
 import pytest
 
-from pysparksources.testing.eventhubs.amqp.framing import build_frame, read_frame
-from pysparksources.testing.eventhubs.amqp.message import (
+from pysparksources.emulator import EmulatorConfig
+from pysparksources.emulator._amqp.framing import build_frame, read_frame
+from pysparksources.emulator._amqp.message import (
     build_message,
     encode_annotations,
     parse_message,
 )
-from pysparksources.testing.eventhubs.amqp.performatives import (
+from pysparksources.emulator._amqp.performatives import (
     Attach,
     Begin,
     Detach,
@@ -21,7 +22,7 @@ from pysparksources.testing.eventhubs.amqp.performatives import (
     decode_performative,
     encode_transfer_fast,
 )
-from pysparksources.testing.eventhubs.amqp.types import (
+from pysparksources.emulator._amqp.types import (
     Array,
     Byte,
     DecodeError,
@@ -39,9 +40,8 @@ from pysparksources.testing.eventhubs.amqp.types import (
     encode,
     skip,
 )
-from pysparksources.testing.eventhubs.cbs import make_sas_token, verify_token
-from pysparksources.testing.eventhubs.config import EmulatorConfig
-from pysparksources.testing.eventhubs.partition_key import key_hash, partition_for_key
+from pysparksources.emulator._cbs import make_sas_token, verify_token
+from pysparksources.emulator._partition_key import key_hash, partition_for_key
 
 VALUES = [
     None, True, False, 0, -1, 127, -129, 2**40, UInt(0), UInt(7), UInt(2**31), ULong(0),

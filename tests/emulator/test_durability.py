@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ehhelpers import bodies, producer, receive, send
+from support.eventhubs import bodies, producer, receive, send
 
-from pysparksources.testing.eventhubs import EmulatorConfig, EventHubsEmulator, HubConfig
-from pysparksources.testing.eventhubs.pytest_plugin import EmulatorFactory
-from pysparksources.testing.eventhubs.storage import PartitionLog
+from pysparksources.emulator import EmulatorConfig, EventHubsEmulator, HubConfig
+from pysparksources.emulator._storage import PartitionLog
+from pysparksources.emulator.pytest_plugin import EmulatorFactory
 
 
 class FakeClock:

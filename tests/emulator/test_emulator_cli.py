@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ehhelpers import bodies, receive, send
+from support.eventhubs import bodies, receive, send
 
 pytestmark = pytest.mark.emulator
 

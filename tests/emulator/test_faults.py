@@ -7,9 +7,9 @@ import time
 import pytest
 from azure.eventhub import EventData
 from azure.eventhub.exceptions import EventDataSendError
-from ehhelpers import Collector, bodies, producer, send
+from support.eventhubs import Collector, bodies, producer, send
 
-from pysparksources.testing.eventhubs import EventHubsEmulator, Fault
+from pysparksources.emulator import EventHubsEmulator, Fault
 
 pytestmark = pytest.mark.emulator
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from azure.eventhub import EventData
 from azure.eventhub.exceptions import ConnectError, ConnectionLostError, EventHubError
-from ehhelpers import Collector, bodies, producer, receive, send
+from support.eventhubs import Collector, bodies, producer, receive, send
 
-from pysparksources.testing.eventhubs import EventHubsEmulator
+from pysparksources.emulator import EventHubsEmulator
 
 pytestmark = pytest.mark.emulator
 

@@ -17,28 +17,21 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql.types import LongType, StringType, StructField, StructType
+from support.memory_fs import memory_root
 
-from pysparksources.files.filesystem import resolve
-from pysparksources.files.hive import escape
-from pysparksources.files.manifest import (
+from pysparksources.files._filesystem import resolve
+from pysparksources.files._hive import escape
+from pysparksources.files._manifest import (
     ManifestLog,
     SinkFile,
     committed_files,
     file_uri,
     uri_to_url,
 )
-from pysparksources.files.sink import FileStreamWriter, FilesWritten
+from pysparksources.files.writer import FileStreamWriter, FilesWritten
 
+__all__ = ["memory_root"]  # a fixture the tests below take
 SCHEMA = StructType([StructField("id", LongType()), StructField("tag", StringType())])
-
-
-@pytest.fixture
-def root() -> Iterator[str]:
-    path = f"/pyfile-sink-{uuid.uuid4().hex}"
-    yield path
-    fs = fsspec.filesystem("memory")
-    if fs.exists(path):
-        fs.rm(path, recursive=True)
 
 
 def batches(ids: range, size: int = 10) -> Iterator[pa.RecordBatch]:
@@ -58,46 +51,54 @@ def read_ids(urls: list[str]) -> list[int]:
     return sorted(out)
 
 
-def test_memory_stream_commit_replay_and_abort(root: str) -> None:
-    options = {"path": f"memory://{root}/out", "partitionBy": "tag", "maxRecordsPerFile": "15"}
+def test_memory_stream_commit_replay_and_abort(memory_root: str) -> None:
+    options = {
+        "path": f"memory://{memory_root}/out",
+        "partitionBy": "tag",
+        "maxRecordsPerFile": "15",
+    }
     writer = FileStreamWriter(options, SCHEMA, False)
     first = writer.write(batches(range(0, 40)))
     assert isinstance(first, FilesWritten)
     assert len(first.files) == 4  # 20 rows per tag, 15 per file
     writer.commit([first], 0)
-    assert committed_files(f"memory://{root}/out") is not None
-    assert read_ids(committed_files(f"memory://{root}/out") or []) == list(range(40))
+    assert committed_files(f"memory://{memory_root}/out") is not None
+    assert read_ids(committed_files(f"memory://{memory_root}/out") or []) == list(range(40))
     # A replay of batch 0 (e.g. after a crash before Spark's commit log): nothing is added
     # and the replay's own files are deleted.
     again = FileStreamWriter(options, SCHEMA, False)
     replay = again.write(batches(range(0, 40)))
     again.commit([replay], 0)
     fs = fsspec.filesystem("memory")
-    assert not any(fs.exists(f"{root}/out/{f.relative}") for f in replay.files)
-    assert read_ids(committed_files(f"memory://{root}/out") or []) == list(range(40))
+    assert not any(fs.exists(f"{memory_root}/out/{f.relative}") for f in replay.files)
+    assert read_ids(committed_files(f"memory://{memory_root}/out") or []) == list(range(40))
     # An aborted batch leaves no files and no manifest entry.
     failed = again.write(batches(range(40, 60)))
     again.abort([failed, None], 1)
-    assert not any(fs.exists(f"{root}/out/{f.relative}") for f in failed.files)
-    assert ManifestLog(resolve(f"memory://{root}/out/_spark_metadata")).latest_batch_id() == 0
+    assert not any(fs.exists(f"{memory_root}/out/{f.relative}") for f in failed.files)
+    assert (
+        ManifestLog(resolve(f"memory://{memory_root}/out/_spark_metadata")).latest_batch_id() == 0
+    )
     # Manifest paths name the partition folders; the URL form opens with fsspec.
-    urls = committed_files(f"memory://{root}/out") or []
-    assert all(u.startswith(f"memory://{root}/out/tag=t") for u in urls)
+    urls = committed_files(f"memory://{memory_root}/out") or []
+    assert all(u.startswith(f"memory://{memory_root}/out/tag=t") for u in urls)
 
 
-def test_abort_also_deletes_files_of_its_batch_that_no_message_reported(root: str) -> None:
+def test_abort_also_deletes_files_of_its_batch_that_no_message_reported(memory_root: str) -> None:
     # A task that finishes just after its job failed has no message in abort(); its file is
     # found by the batch tag in its name. Other batches and hidden folders are left alone.
-    writer = FileStreamWriter({"path": f"memory://{root}/out", "partitionBy": "tag"}, SCHEMA, False)
+    writer = FileStreamWriter(
+        {"path": f"memory://{memory_root}/out", "partitionBy": "tag"}, SCHEMA, False
+    )
     writer.commit([writer.write(batches(range(0, 10)))], 0)
     fs = fsspec.filesystem("memory")
     late = [
-        f"{root}/out/tag=t0/part-00001-b1-{uuid.uuid4()}.c000.snappy.parquet",
-        f"{root}/out/part-00000-b1-{uuid.uuid4()}.c000.json",
+        f"{memory_root}/out/tag=t0/part-00001-b1-{uuid.uuid4()}.c000.snappy.parquet",
+        f"{memory_root}/out/part-00000-b1-{uuid.uuid4()}.c000.json",
     ]
     kept = [
-        f"{root}/out/tag=t1/part-00001-b11-{uuid.uuid4()}.c000.snappy.parquet",
-        f"{root}/out/_temporary/part-00000-b1-{uuid.uuid4()}.c000.json",
+        f"{memory_root}/out/tag=t1/part-00001-b11-{uuid.uuid4()}.c000.snappy.parquet",
+        f"{memory_root}/out/_temporary/part-00000-b1-{uuid.uuid4()}.c000.json",
     ]
     for path in late + kept:
         fs.pipe(path, b"x")
@@ -105,22 +106,24 @@ def test_abort_also_deletes_files_of_its_batch_that_no_message_reported(root: st
     assert [p for p in late if fs.exists(p)] == []
     assert [p for p in kept if fs.exists(p)] == kept
     # Batch 0 is in the manifest: an abort of its replay must not touch its live files.
-    live = f"{root}/out/tag=t0/part-00000-b0-{uuid.uuid4()}.c000.snappy.parquet"
+    live = f"{memory_root}/out/tag=t0/part-00000-b0-{uuid.uuid4()}.c000.snappy.parquet"
     fs.pipe(live, b"x")
     writer.abort([None], 0)
     assert fs.exists(live)
 
 
-def test_no_manifest_means_none(root: str, tmp_path: Path) -> None:
-    assert committed_files(f"memory://{root}/plain") is None
+def test_no_manifest_means_none(memory_root: str, tmp_path: Path) -> None:
+    assert committed_files(f"memory://{memory_root}/plain") is None
     assert committed_files(str(tmp_path)) is None
     (tmp_path / "_spark_metadata").mkdir()
     assert committed_files(str(tmp_path)) == []
 
 
 @pytest.mark.parametrize("protocol", ["file", "memory"])
-def test_manifest_compacts_and_never_overwrites(protocol: str, root: str, tmp_path: Path) -> None:
-    base = str(tmp_path / "out") if protocol == "file" else f"memory://{root}/out"
+def test_manifest_compacts_and_never_overwrites(
+    protocol: str, memory_root: str, tmp_path: Path
+) -> None:
+    base = str(tmp_path / "out") if protocol == "file" else f"memory://{memory_root}/out"
     log = ManifestLog(resolve(base + "/_spark_metadata"), compact_interval=3)
     for batch in range(8):
         log.add(batch, [SinkFile(f"file:///x/{batch}", batch, 1000 + batch)])
@@ -165,7 +168,7 @@ def test_fast_iso_timestamps_and_dates_match_arrow(tz: str | None) -> None:
     import numpy as np
     import pyarrow.compute as pc
 
-    from pysparksources.files.render import iso_dates, iso_timestamps
+    from pysparksources.files._render import iso_dates, iso_timestamps
 
     rng = np.random.default_rng(7)
     spread = rng.integers(-62_135_596_800_000_000, 253_402_300_799_999_999, 20_000)
@@ -186,7 +189,7 @@ def test_json_lines_parse_back_with_fixed_width_and_null_columns(ignore_nulls: b
 
     import pyarrow as pa
 
-    from pysparksources.files.render import json_lines
+    from pysparksources.files._render import json_lines
 
     utc = dt.timezone.utc
     stamps = [dt.datetime(2024, 2, 29, 23, 59, 59, 123456, tzinfo=utc)] * 2
@@ -212,7 +215,7 @@ def test_json_lines_of_a_constant_column_match_the_per_row_rendering() -> None:
 
     import pyarrow as pa
 
-    from pysparksources.files.render import json_lines
+    from pysparksources.files._render import json_lines
 
     utc = dt.timezone.utc
     stamp = dt.datetime(2026, 11, 23, 6, 5, 4, 32, tzinfo=utc)

@@ -13,10 +13,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from azurite import Azurite, azurite
-from sinkhelpers import rate, run
+from support.azurite import Azurite, azurite
+from support.pyfile_sink import run
+from support.streams import rate
 
-from pysparksources.files.manifest import committed_files
+from pysparksources.files._manifest import committed_files
 
 pytestmark = [pytest.mark.spark, pytest.mark.azurite]
 __all__ = ["azurite"]

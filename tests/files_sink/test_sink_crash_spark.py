@@ -3,42 +3,15 @@ a restart from the same checkpoint, Spark's own reader sees every row exactly on
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sinkhelpers import data_files, manifest_names
-from sparkprocs import worker_env
+from support import crash_drivers
+from support.pyfile_sink import data_files, manifest_names
 
 pytestmark = pytest.mark.spark
-HERE = Path(__file__).parent
 TOTAL, PER_BATCH, CRASH_BATCH = 3000, 1000, 1
-
-
-def _driver(out: Path, ck: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    command = [sys.executable, str(HERE / "crash_driver.py"), str(out), str(ck)]
-    command += [str(TOTAL), str(PER_BATCH)]
-    return subprocess.Popen(
-        command,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # the JVM and its Python workers die with the group
-    )
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = worker_env()
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(HERE), str(HERE.parent), env.get("PYTHONPATH", "")]
-    ).rstrip(os.pathsep)
-    env.update(extra)
-    return env
 
 
 # "write": a task is killed with part files half written and no manifest entry (the same
@@ -48,21 +21,11 @@ def _env(**extra: str) -> dict[str, str]:
 @pytest.mark.parametrize("stage", ["write", "after_manifest"])
 def test_sigkill_then_restart_is_exactly_once(spark: Any, tmp_path: Path, stage: str) -> None:
     out, ck, marker = tmp_path / "out", tmp_path / "ck", tmp_path / "marker"
-    env = _env(
-        SINK_CRASH_AT=stage, SINK_CRASH_BATCH=str(CRASH_BATCH), SINK_CRASH_MARKER=str(marker)
+    crash = {"SINK_CRASH_AT": stage, "SINK_CRASH_BATCH": str(CRASH_BATCH)}
+    proc = crash_drivers.start(
+        "pyfile-sink", out, ck, TOTAL, PER_BATCH, env={**crash, "SINK_CRASH_MARKER": str(marker)}
     )
-    proc = _driver(out, ck, env)
-    try:
-        deadline = time.monotonic() + 180
-        while not marker.exists():
-            if proc.poll() is not None:
-                output = proc.stdout.read().decode() if proc.stdout else ""
-                pytest.fail(f"the query ended before the crash point:\n{output[-3000:]}")
-            assert time.monotonic() < deadline, "the query never reached the crash point"
-            time.sleep(0.05)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(30)
+    crash_drivers.kill_when(proc, marker.exists, "the crash point")
     committed = manifest_names(out)
     expected = [str(b) for b in range(CRASH_BATCH + (stage == "after_manifest"))]
     assert committed == expected
@@ -71,9 +34,7 @@ def test_sigkill_then_restart_is_exactly_once(spark: Any, tmp_path: Path, stage:
         # The crashed batch left files that no manifest lists.
         assert any(f"-b{CRASH_BATCH}-" in f for f in written_before)
 
-    restart = _driver(out, ck, _env())
-    output, _ = restart.communicate(timeout=240)
-    assert restart.returncode == 0, output.decode()[-3000:]
+    crash_drivers.finish(crash_drivers.start("pyfile-sink", out, ck, TOTAL, PER_BATCH))
     assert manifest_names(out) == [str(b) for b in range(TOTAL // PER_BATCH)]
     ids = sorted(r.id for r in spark.read.parquet(str(out)).collect())
     assert ids == list(range(TOTAL)), "rows lost or duplicated across the crash"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pysparksources.files.sink_options import OPTIONS
+from pysparksources.files._option_tables import SINK_OPTIONS as OPTIONS
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 SECTION = README.split("## `pyfile` sink", 1)[1].split("\n## ", 1)[0]

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sinkhelpers import EXPRS, data_files, manifest_names, rate, read_back, run, sink
+from support.pyfile_sink import EXPRS, data_files, manifest_names, read_with_spark, run, sink
+from support.streams import rate
 
 pytestmark = pytest.mark.spark
 
@@ -27,7 +28,7 @@ def test_round_trip_parquet_classic_and_connect(session: Any, tmp_path: Path) ->
     out = tmp_path / "out"
     run(rate(session, 3000, 1000).selectExpr(*EXPRS), out, tmp_path / "ck")
     assert manifest_names(out) == ["0", "1", "2"]
-    _same_rows(read_back(session, "parquet", out), _expected(session, 3000))
+    _same_rows(read_with_spark(session, "parquet", out), _expected(session, 3000))
 
 
 @pytest.mark.parametrize(
@@ -41,7 +42,7 @@ def test_round_trip_formats(
     df = rate(spark, 2000, 1000).selectExpr(*EXPRS)
     run(df, out, tmp_path / "ck", format=fmt, compression=compression)
     assert data_files(out) and all(f.endswith(suffix) for f in data_files(out))
-    _same_rows(read_back(spark, fmt, out), _expected(spark, 2000))
+    _same_rows(read_with_spark(spark, fmt, out), _expected(spark, 2000))
 
 
 def test_text_and_compression(spark: Any, tmp_path: Path) -> None:
@@ -169,3 +170,35 @@ def test_batch_write_appends_and_refuses_a_stream_folder(spark: Any, tmp_path: P
     run(rate(spark, 10, 10).selectExpr("value AS id"), stream_out, tmp_path / "ck")
     with pytest.raises(Exception, match="streaming sink's output"):
         spark.range(3).write.format("pyfile").mode("append").save(str(stream_out))
+
+
+def test_superseded_manifest_files_go_as_in_spark_file_sink(spark: Any, tmp_path: Path) -> None:
+    """Spark's sink and pyfile, same retention settings, same stream: the same files remain."""
+    native, ours = tmp_path / "native", tmp_path / "ours"
+    # Spark's sink reads its settings from the session; a separate session keeps the shared
+    # one untouched. pyfile takes the same settings as options (Python sinks see no conf).
+    settings = {
+        "spark.sql.streaming.minBatchesToRetain": "2",
+        "spark.sql.streaming.fileSink.log.cleanupDelay": "0",
+    }
+    isolated = spark.newSession()
+    for key, value in settings.items():
+        isolated.conf.set(key, value)
+    (
+        rate(isolated, 1300, 100, partitions=1)
+        .selectExpr("value AS id")
+        .writeStream.format("parquet")
+        .option("path", str(native))
+        .option("checkpointLocation", str(tmp_path / "ck1"))
+        .trigger(availableNow=True)
+        .start()
+        .awaitTermination(180)
+    )
+    df = rate(spark, 1300, 100, partitions=1).selectExpr("value AS id")
+    run(df, ours, tmp_path / "ck2", minBatchesToRetain=2, logCleanupDelay="0s")
+    assert manifest_names(native) == ["10", "11", "12", "9.compact"]
+    assert manifest_names(ours) == manifest_names(native)
+    # Every reader still sees every row: Spark's batch reader and pyfile's source.
+    assert sorted(r.id for r in spark.read.parquet(str(ours)).collect()) == list(range(1300))
+    back = spark.read.format("pyfile").schema("id BIGINT").load(str(ours))
+    assert sorted(r.id for r in back.collect()) == list(range(1300))

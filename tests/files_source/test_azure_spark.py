@@ -15,8 +15,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from azurite import Azurite, azurite
-from pfhelpers import SCHEMA, ids_in, run_available_now
+from support.azurite import Azurite, azurite
+from support.pyfile_source import SCHEMA, ids_in
+from support.streams import progress, run_available_now
 
 pytestmark = pytest.mark.spark
 __all__ = ["azurite"]
@@ -58,7 +59,7 @@ def test_stream_from_azure_blob_exactly_once_across_restarts(
     out, ck = tmp_path / "out", tmp_path / "ck"
     url, log_url = "abfs://landing/orders", "abfs://logs/q1/pyfile-source"
     secret = azurite.connection_string
-    batches = run_available_now(_stream(spark, azurite, url, log_url, secret), out, ck)
+    batches = progress(run_available_now(_stream(spark, azurite, url, log_url, secret), out, ck))
     assert sum(b["numInputRows"] for b in batches) == 30
     for i in range(3, 5):
         _upload(fs, f"landing/orders/day=2/f{i}.parquet", range(i * 10, i * 10 + 10))
@@ -80,7 +81,7 @@ def test_stream_from_azure_blob_exactly_once_across_restarts(
         for line in p.read_text().splitlines()
         if "logOffset" in line
     ]
-    assert offsets and all(set(json.loads(line)) == {"logOffset"} for line in offsets)
+    assert offsets and all(set(json.loads(line)) == {"logId", "logOffset"} for line in offsets)
 
 
 @pytest.mark.parametrize("case", ["wrong container", "wrong key"])

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxBytes, ReadMaxFiles
 
-from pysparksources.files.admission import Admission, take_by_bytes
-from pysparksources.files.filesystem import resolve
-from pysparksources.files.listing import FileEntry, glob_regex, is_hidden, list_files
+from pysparksources.files._admission import Admission, take_by_bytes
+from pysparksources.files._filesystem import resolve
+from pysparksources.files._listing import FileEntry, glob_regex, is_hidden, list_files
+from pysparksources.files._seen import SeenFiles
+from pysparksources.files._source_log import LogEntry, SourceLog, SourceLogInUse
+from pysparksources.files.options import ReaderOptions
 from pysparksources.files.planning import ReadContext, plan_partitions
-from pysparksources.files.seen import SeenFiles
-from pysparksources.files.source_log import LogEntry, SourceLog, SourceLogInUse
-from pysparksources.files.source_options import ReaderOptions
 
 
 def files(*spec: tuple[str, int, int]) -> list[FileEntry]:

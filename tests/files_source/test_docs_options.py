@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pysparksources.files.source_options import CSV_OPTIONS, OPTIONS, TEXT_OPTIONS
+from pysparksources.files._option_tables import CSV_OPTIONS, TEXT_OPTIONS
+from pysparksources.files._option_tables import SOURCE_OPTIONS as OPTIONS
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 SECTION = README.split("## `pyfile` source", 1)[1].split("\n## ", 1)[0]

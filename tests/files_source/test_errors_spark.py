@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pfhelpers import SCHEMA, ids_in, run_available_now, stream, write_parquet, write_text
+from support.pyfile_source import SCHEMA, ids_in, stream, write_parquet, write_text
+from support.streams import progress, run_available_now
 
 pytestmark = pytest.mark.spark
 
@@ -70,7 +71,7 @@ def test_missing_folder_fails_at_start_but_an_empty_glob_waits(
     # A glob may match nothing yet, as in Spark: the stream simply has no data.
     glob = session.readStream.format("pyfile").option("sourceLogLocation", log)
     df = glob.schema(SCHEMA).load(str(tmp_path / "later" / "*.parquet"))
-    batches = run_available_now(df, tmp_path / "out", tmp_path / "ck2")
+    batches = progress(run_available_now(df, tmp_path / "out", tmp_path / "ck2"))
     assert sum(int(b["numInputRows"]) for b in batches) == 0
 
 

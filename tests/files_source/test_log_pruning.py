@@ -11,10 +11,10 @@ from typing import Any
 from pyspark.sql.streaming.datasource import ReadMaxFiles
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from pysparksources.files.filesystem import resolve
+from pysparksources.files._filesystem import resolve
+from pysparksources.files._source_log import LogEntry, SourceLog, prune
 from pysparksources.files.planning import FilePartition
-from pysparksources.files.source import FileStreamReader
-from pysparksources.files.source_log import LogEntry, SourceLog, prune
+from pysparksources.files.reader import FileStreamReader
 
 SCHEMA = StructType([StructField("id", LongType()), StructField("name", StringType())])
 BASE = 1_700_000_000.0

@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pfhelpers import ids_in, run_available_now, stream, write_parquet
+from support.pyfile_source import ids_in, stream, write_parquet
+from support.streams import progress, run_available_now
 
 pytestmark = pytest.mark.spark
 
 
-def rows_per_batch(batches: list[dict[str, Any]]) -> list[int]:
-    return [b["numInputRows"] for b in batches if b["numInputRows"]]
+def rows_per_batch(query: Any) -> list[int]:
+    return [b["numInputRows"] for b in progress(query) if b["numInputRows"]]
 
 
 def logged(log: Path, batch: int) -> list[str]:
@@ -32,11 +33,11 @@ def test_late_file_with_old_mtime_is_read_once_and_too_old_is_not(
     # Lands after the first batch, with a modification time 30 minutes before the newest file.
     write_parquet(src / "late.parquet", range(2, 4), now - 1800)
     write_parquet(src / "ancient.parquet", range(90, 92), now - 7200)
-    batches = run_available_now(stream(spark, src, log, maxFileAge="1h"), out, ck)
-    assert rows_per_batch(batches) == [2]
+    query = run_available_now(stream(spark, src, log, maxFileAge="1h"), out, ck)
+    assert rows_per_batch(query) == [2]
     assert ids_in(spark, out) == [0, 1, 2, 3]
-    batches = run_available_now(stream(spark, src, log, maxFileAge="1h"), out, ck)
-    assert rows_per_batch(batches) == []
+    query = run_available_now(stream(spark, src, log, maxFileAge="1h"), out, ck)
+    assert rows_per_batch(query) == []
 
 
 def test_latest_first_and_max_bytes(spark: Any, tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pfhelpers import ids_in, run_available_now, stream, write_parquet, write_rows
+from support.pyfile_source import ids_in, stream, write_parquet, write_rows
+from support.streams import progress, run_available_now
 
 pytestmark = pytest.mark.spark
 
@@ -22,16 +23,17 @@ def test_available_now_in_batches_then_restart_reads_only_new_files(
     write_parquet(src / "_hidden.parquet", range(900, 901), base)
     write_parquet(src / ".hidden" / "x.parquet", range(901, 902), base)
 
-    batches = run_available_now(stream(session, src, log, maxFilesPerTrigger=2), out, ck)
+    batches = progress(run_available_now(stream(session, src, log, maxFilesPerTrigger=2), out, ck))
     rows = [b["numInputRows"] for b in batches if b["numInputRows"]]
     assert rows == [20, 20, 10]
     ends = [b["sources"][0]["endOffset"] for b in batches if b["numInputRows"]]
-    assert ends == [{"logOffset": 0}, {"logOffset": 1}, {"logOffset": 2}]
+    log_id = ends[0]["logId"]  # the log's identity, the same in every offset
+    assert ends == [{"logId": log_id, "logOffset": n} for n in range(3)]
     assert ids_in(session, out) == list(range(50))
 
     # A restart from the checkpoint reads only what landed since.
     write_parquet(src / "late.parquet", range(50, 53), base + 10)
-    batches = run_available_now(stream(session, src, log, maxFilesPerTrigger=2), out, ck)
+    batches = progress(run_available_now(stream(session, src, log, maxFilesPerTrigger=2), out, ck))
     assert [b["numInputRows"] for b in batches if b["numInputRows"]] == [3]
     assert ids_in(session, out) == list(range(53))
 
@@ -42,7 +44,9 @@ def test_formats_stream_in_order(spark: Any, tmp_path: Path, fmt: str) -> None:
     base = time.time() - 100
     for i in range(3):
         write_rows(src / f"f{i}.{fmt}", fmt, range(i * 4, i * 4 + 4), base + i)
-    batches = run_available_now(stream(spark, src, log, fmt, maxFilesPerTrigger=1), out, ck)
+    batches = progress(
+        run_available_now(stream(spark, src, log, fmt, maxFilesPerTrigger=1), out, ck)
+    )
     assert [b["numInputRows"] for b in batches if b["numInputRows"]] == [4, 4, 4]
     rows = sorted((r.id, r.name) for r in spark.read.parquet(str(out)).collect())
     assert rows == [(i, f"n{i}") for i in range(12)]

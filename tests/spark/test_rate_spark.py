@@ -11,13 +11,13 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from sparkprocs import worker_env
-from streamtools import collect_rows, data_batches, to_parquet, wait_for_batches
+from support.spark_processes import worker_env
+from support.streams import collect_rows, data_batches, to_parquet, wait_for_batches
 
 import pysparksources
-from pysparksources.rate.config import parse_rate_options
+from pysparksources.rate._timeline import value_at_second
+from pysparksources.rate.options import parse_rate_options
 from pysparksources.rate.reader import RateStreamReader
-from pysparksources.rate.timeline import value_at_second
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]

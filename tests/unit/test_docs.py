@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pysparksources.rate.config import OPTIONS as RATE_OPTIONS
+from pysparksources.rate.options import OPTIONS as RATE_OPTIONS
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 

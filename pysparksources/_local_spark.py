@@ -1,0 +1,196 @@
+"""Local Spark for the command line and the tests, set up so it just works.
+
+A classic local session (demo, doctor, bench) and a standalone cluster on 127.0.0.1 started
+from the installed pyspark wheel (``bench --local-cluster``, the cluster tests). Spark starts
+Python workers with ``PYSPARK_PYTHON`` (``python3`` from PATH by default); from an unactivated
+virtual environment that is the wrong interpreter and workers fail to connect back, so this
+interpreter is used unless the user chose one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "StandaloneCluster",
+    "ensure_worker_python",
+    "free_port",
+    "local_session",
+    "spark_home",
+    "wait_for_port",
+    "worker_env",
+]
+
+
+def ensure_worker_python() -> str:
+    """Point Spark's Python workers at this interpreter unless PYSPARK_PYTHON is set."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    return os.environ["PYSPARK_PYTHON"]
+
+
+def local_session(
+    app_name: str, master: str = "local[2]", conf: dict[str, str] | None = None
+) -> Any:
+    """Start (or reuse) a classic local session with quiet logs and Spark's default settings."""
+    if shutil.which("java") is None and "JAVA_HOME" not in os.environ:
+        raise RuntimeError("Spark needs Java 17 or newer: install it or set JAVA_HOME")
+    ensure_worker_python()
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    builder = (
+        SparkSession.builder.master(master)
+        .appName(app_name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+    )
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def spark_home() -> Path:
+    """The pyspark package folder: a complete SPARK_HOME (bin/, jars/) in the wheel."""
+    import pyspark
+
+    return Path(pyspark.__file__).parent
+
+
+def free_port() -> int:
+    """A port nothing listens on right now (servers here bind 127.0.0.1 only)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def worker_env() -> dict[str, str]:
+    """Environment for Spark processes: workers run this interpreter, not PATH's python3."""
+    # A Spark Connect session in this process marks the environment as Connect mode; a child
+    # that starts a classic driver must not inherit that.
+    connect_markers = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")
+    env = {k: v for k, v in os.environ.items() if k not in connect_markers}
+    env["PYSPARK_PYTHON"] = sys.executable
+    env["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    env["SPARK_HOME"] = str(spark_home())
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    return env
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float, log: Path) -> None:
+    """Block until ``proc`` listens on ``port``; its log in the error if it dies first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode}; log:\n{log.read_text()}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.25)
+    raise TimeoutError(f"nothing listened on 127.0.0.1:{port} after {timeout}s; log: {log}")
+
+
+class StandaloneCluster:
+    """A real Spark standalone cluster on 127.0.0.1: one master and one-core workers.
+
+    Started from the installed pyspark wheel (SPARK_HOME = the pyspark package folder); every
+    process is stopped by its id, worker process groups included, because a worker's executors
+    are its children.
+    """
+
+    def __init__(self, workdir: Path, workers: int = 2, memory: str = "2g") -> None:
+        self.workdir = workdir
+        self.port = free_port()
+        self.ui_port = free_port()
+        self.master = self._start(
+            "master",
+            [
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--webui-port",
+                str(self.ui_port),
+            ],
+        )
+        wait_for_port(self.port, self.master, 120, self.workdir / "master.log")
+        self.memory = memory
+        self.workers = [self._start_worker(i) for i in range(workers)]
+        self.wait_for_workers(workers)
+
+    def _start_worker(self, i: int) -> subprocess.Popen[bytes]:
+        args = ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1"]
+        args += ["--memory", self.memory, "--webui-port", str(free_port())]
+        args += ["--work-dir", str(self.workdir / f"worker-{i}"), self.url]
+        return self._start(f"worker-{i}", args)
+
+    def _start(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
+        log = self.workdir / f"{name}.log"
+        with log.open("wb") as out:
+            return subprocess.Popen(
+                [str(spark_home() / "bin" / "spark-class"), *args],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=worker_env(),
+                cwd=self.workdir,
+                start_new_session=True,
+            )
+
+    @property
+    def url(self) -> str:
+        return f"spark://127.0.0.1:{self.port}"
+
+    def state(self) -> dict[str, Any]:
+        """The master's own view (its web UI's JSON endpoint)."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=5) as r:
+            state: dict[str, Any] = json.load(r)
+            return state
+
+    def wait_for_workers(self, count: int, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if self.state().get("aliveworkers", 0) >= count:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.5)
+        raise TimeoutError(f"{count} workers did not register with {self.url} in {timeout}s")
+
+    def kill_worker(self, index: int) -> None:
+        """SIGKILL a worker and its executors, as a machine loss would."""
+        os.killpg(self.workers[index].pid, signal.SIGKILL)
+        self.workers[index].wait(30)
+
+    def restart_worker(self, index: int) -> None:
+        """Bring a killed worker back so later tests see two executors again."""
+        self.workers[index] = self._start_worker(index)
+        self.wait_for_workers(len(self.workers))
+
+    def stop(self) -> None:
+        for proc in [*self.workers, self.master]:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+        for proc in [*self.workers, self.master]:
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)

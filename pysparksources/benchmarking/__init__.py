@@ -1,1 +1,0 @@
-"""Side-by-side benchmarks against Spark's built-in sources (``pysparksources bench``)."""

@@ -1,0 +1,336 @@
+"""Parse one file split into Arrow record batches with Spark's exact Arrow schema.
+
+Every format streams: parquet by row group batches, orc by stripe, csv and json through
+pyarrow's incremental readers, text by fixed-size chunks; a task never holds a whole large
+file. Columns are matched by name (csv: by position), cast to the user's schema, and
+``col=value`` partition folders fill the columns the file itself lacks.
+"""
+
+from __future__ import annotations
+
+import codecs
+import logging
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from pysparksources.files._conversions import Parsing, check_datetime_pattern, conform
+from pysparksources.files._csv_rows import EscapeSeen, EscapeWatch, spark_csv_batches
+from pysparksources.files._filesystem import FileLocation
+from pysparksources.files._hybrid_calendar import julian_to_gregorian
+from pysparksources.files._json_rows import arrow_read_type, has_map, python_batches
+from pysparksources.files._zones import session_time_zone
+from pysparksources.files.options import ReaderOptions
+
+__all__ = [
+    "BATCH_ROWS",
+    "CorruptFileError",
+    "FileSplit",
+    "check_datetime_pattern",
+    "read_split",
+]
+
+log = logging.getLogger(__name__)
+BATCH_ROWS = 1 << 16
+BLOCK_BYTES = 8 << 20
+
+
+class CorruptFileError(RuntimeError):
+    """A file that cannot be parsed; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class FileSplit:
+    """A file, or a byte range of one (parquet/orc units starting in it), for one task."""
+
+    path: str
+    size: int
+    start: int = 0
+    length: int | None = None
+    partition_values: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def whole(self) -> bool:
+        return self.start == 0 and (self.length is None or self.length >= self.size)
+
+
+def _constant(value: str | None, target: pa.DataType, length: int, parsing: Parsing) -> pa.Array:
+    if value is None or value == "__HIVE_DEFAULT_PARTITION__":
+        return pa.nulls(length, target)
+    return conform(pa.array([value] * length, pa.string()), target, parsing)
+
+
+# -- per-format batch iterators --------------------------------------------------------
+def _match_names(available: list[str], wanted: list[str]) -> dict[str, str]:
+    """wanted column -> file column, exact name first, then case-insensitively (Spark)."""
+    lower = {name.lower(): name for name in available}
+    found = {}
+    for name in wanted:
+        if name in available:
+            found[name] = name
+        elif name.lower() in lower:
+            found[name] = lower[name.lower()]
+    return found
+
+
+def _parquet(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> Iterator[Any]:
+    import pyarrow.parquet as pq
+
+    # Spark writes INT96 timestamps by default; nanoseconds would overflow outside 1677-2262.
+    pf = pq.ParquetFile(f, coerce_int96_timestamp_unit="us")
+    groups = list(range(pf.metadata.num_row_groups))
+    if not split.whole:
+        groups = [g for g in groups if _in_range(_row_group_mid(pf.metadata, g), split)]
+    if not groups:
+        return
+    names = _match_names(pf.schema_arrow.names, wanted.names)
+    columns = sorted(set(names.values()))
+    for batch in pf.iter_batches(batch_size=BATCH_ROWS, row_groups=groups, columns=columns):
+        yield batch, names
+
+
+def _row_group_mid(meta: Any, index: int) -> int:
+    group = meta.row_group(index)
+    column = group.column(0)
+    start = column.dictionary_page_offset or column.data_page_offset
+    return int(start + group.total_byte_size // 2)
+
+
+def _in_range(position: int, split: FileSplit) -> bool:
+    end = split.size if split.length is None else split.start + split.length
+    return split.start <= position < end
+
+
+def _orc(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> Iterator[Any]:
+    import pyarrow.orc as orc
+
+    of = orc.ORCFile(f)
+    names = _match_names(of.schema.names, wanted.names)
+    columns = sorted(set(names.values()))
+    stripes = range(of.nstripes)
+    if not split.whole:
+        # pyarrow does not expose stripe offsets: a split starting at 0 takes the whole file.
+        stripes = range(of.nstripes) if split.start == 0 else range(0)
+    # ORC's Java writer (Spark, Hive) stores dates in the hybrid Julian/Gregorian calendar.
+    hybrid = of.writer == "ORC_JAVA"
+    for index in stripes:
+        stripe = of.read_stripe(index, columns=columns)
+        if hybrid:
+            stripe = pa.RecordBatch.from_arrays(
+                [julian_to_gregorian(c) for c in stripe.columns], schema=stripe.schema
+            )
+        for batch in pa.Table.from_batches([stripe]).to_batches(max_chunksize=BATCH_ROWS):
+            yield batch, names
+
+
+def _decoded(f: Any, encoding: str) -> Any:
+    if codecs.lookup(encoding).name == "utf-8":
+        return f
+    return pa.transcoding_input_stream(pa.PythonFile(f, mode="r"), encoding, "utf-8")
+
+
+def _csv(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> Iterator[Any]:
+    """pyarrow's fast reader until the file shows an escape character, then Spark's rules."""
+    import pyarrow.csv as csv
+
+    names = list(wanted.names)
+    identity = {n: n for n in names}
+    types = {}
+    for fld in wanted:
+        special = pa.types.is_timestamp(fld.type) or pa.types.is_date32(fld.type)
+        special = special or pa.types.is_boolean(fld.type)
+        types[fld.name] = pa.string() if special else fld.type
+    escape = "" if opts.escape == opts.quote else opts.escape
+    source = _decoded(f, opts.encoding)
+    if escape:
+        source = EscapeWatch(source, escape.encode("utf-8"))
+    rows = 0
+    try:
+        reader = csv.open_csv(
+            source,
+            read_options=csv.ReadOptions(
+                column_names=names, skip_rows=1 if opts.header else 0, block_size=BLOCK_BYTES
+            ),
+            parse_options=csv.ParseOptions(
+                delimiter=opts.sep,
+                quote_char=opts.quote or False,
+                escape_char=False,
+                double_quote=not escape,
+                newlines_in_values=opts.multi_line,
+            ),
+            convert_options=csv.ConvertOptions(
+                column_types=types,
+                # Spark: an unquoted empty field is null; so is a value equal to nullValue.
+                null_values=[opts.null_value] if opts.null_value else [""],
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=True,
+                include_columns=names,
+            ),
+        )
+        for batch in reader:
+            rows += batch.num_rows
+            yield batch, identity
+        return
+    except EscapeSeen:
+        f.seek(0)
+    for batch in spark_csv_batches(
+        f,
+        opts.encoding,
+        names,
+        opts.sep,
+        opts.quote,
+        escape,
+        opts.null_value,
+        opts.header,
+        opts.multi_line,
+        BATCH_ROWS,
+        skip=rows,
+    ):
+        yield batch, identity
+
+
+def _json(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> Iterator[Any]:
+    """pyarrow's fast reader; a file it refuses (maps, quoted NaN, ...) is parsed in Python."""
+    import pyarrow.json as pj
+
+    read_schema = pa.schema([pa.field(fld.name, arrow_read_type(fld.type)) for fld in wanted])
+    identity = {n: n for n in wanted.names}
+    rows = 0
+    if not any(has_map(fld.type) for fld in wanted):
+        try:
+            reader = pj.open_json(
+                _decoded(f, opts.encoding),
+                read_options=pj.ReadOptions(block_size=BLOCK_BYTES),
+                parse_options=pj.ParseOptions(
+                    explicit_schema=read_schema, unexpected_field_behavior="ignore"
+                ),
+            )
+            for batch in reader:
+                rows += batch.num_rows
+                yield batch, identity
+            return
+        except pa.ArrowInvalid:
+            f.seek(0)
+    for batch in python_batches(f, opts.encoding, read_schema, BATCH_ROWS, skip=rows):
+        yield batch, identity
+
+
+def _text(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> Iterator[Any]:
+    name = wanted.names[0] if wanted.names else "value"
+    mapping = {name: name}
+    decoder = codecs.getincrementaldecoder(opts.encoding)(errors="strict")
+    if opts.wholetext:
+        text = "".join([decoder.decode(chunk) for chunk in iter(lambda: f.read(BLOCK_BYTES), b"")])
+        yield pa.record_batch([pa.array([text + decoder.decode(b"", final=True)])], [name]), mapping
+        return
+    splitter: Callable[[str], list[str]]
+    if opts.line_sep is None:
+        splitter = _split_universal
+    else:
+        sep = opts.line_sep
+        splitter = lambda s: s.split(sep)  # noqa: E731
+    tail = ""
+    while True:
+        chunk = f.read(BLOCK_BYTES)
+        final = not chunk
+        text = tail + decoder.decode(chunk, final=final)
+        carry = ""
+        if not final and text.endswith("\r"):
+            # "\r\n" may straddle two chunks: decide on the "\r" with the next chunk.
+            text, carry = text[:-1], "\r"
+        lines = splitter(text)
+        if final:
+            if lines and lines[-1] == "":
+                lines.pop()
+            if lines:
+                yield pa.record_batch([pa.array(lines, pa.string())], [name]), mapping
+            return
+        tail = lines.pop() + carry
+        if lines:
+            yield pa.record_batch([pa.array(lines, pa.string())], [name]), mapping
+
+
+def _split_universal(text: str) -> list[str]:
+    """Split on \\n, \\r\\n and \\r (Spark's default text line separators)."""
+    return re.split(r"\r\n|\r|\n", text)
+
+
+_READERS: dict[str, Callable[[Any, FileSplit, pa.Schema, ReaderOptions], Iterator[Any]]] = {
+    "parquet": _parquet,
+    "orc": _orc,
+    "csv": _csv,
+    "json": _json,
+    "text": _text,
+}
+
+
+def read_split(
+    location: FileLocation,
+    split: FileSplit,
+    target: pa.Schema,
+    opts: ReaderOptions,
+    on_corrupt: Callable[[str, str], None] | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """Yield the split's rows as batches of exactly ``target``'s schema."""
+    partition_names = [n for n in target.names if n in split.partition_values]
+    data_schema = pa.schema([f for f in target if f.name not in split.partition_values])
+    fs = location.filesystem()
+    parsing = Parsing(
+        opts.time_zone or session_time_zone(), opts.date_format, opts.timestamp_format
+    )
+    rows = 0
+    try:
+        with fs.open(split.path, "rb") as f:
+            for batch, names in _READERS[opts.format](f, split, data_schema, opts):
+                out = _assemble(batch, names, target, split, partition_names, parsing)
+                rows += out.num_rows
+                if out.num_rows:
+                    yield out
+    except FileNotFoundError:
+        if opts.ignore_missing_files:
+            log.warning("pyfile: skipped missing file %s (ignoreMissingFiles)", split.path)
+            return
+        raise FileNotFoundError(
+            f"pyfile: file {location.url(split.path)} was deleted after it was listed "
+            "(ignoreMissingFiles=true skips such files)"
+        ) from None
+    except (pa.ArrowException, ValueError, UnicodeDecodeError, OSError, KeyError) as error:
+        problem = f"{type(error).__name__}: {error}"
+        if opts.ignore_corrupt_files:
+            log.warning(
+                "pyfile: skipped the rest of corrupt file %s after %d rows (ignoreCorruptFiles): "
+                "%s",
+                split.path,
+                rows,
+                problem,
+            )
+            if on_corrupt is not None:
+                on_corrupt(split.path, problem)
+            return
+        raise CorruptFileError(
+            f"pyfile: cannot read {opts.format} file {location.url(split.path)}: {problem} "
+            "(ignoreCorruptFiles=true skips such files)"
+        ) from None
+
+
+def _assemble(
+    batch: Any,
+    names: dict[str, str],
+    target: pa.Schema,
+    split: FileSplit,
+    partition_names: list[str],
+    parsing: Parsing,
+) -> pa.RecordBatch:
+    length = batch.num_rows
+    arrays = []
+    for fld in target:
+        if fld.name in partition_names:
+            arrays.append(_constant(split.partition_values[fld.name], fld.type, length, parsing))
+        elif fld.name in names:
+            arrays.append(conform(batch.column(names[fld.name]), fld.type, parsing))
+        else:
+            arrays.append(pa.nulls(length, fld.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=target)

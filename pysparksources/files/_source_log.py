@@ -1,0 +1,368 @@
+"""The source's durable log: which files each of its batches holds.
+
+Spark keeps this log under the query's checkpoint, which Python sources never see, so pyfile
+keeps it at ``sourceLogLocation`` on any fsspec filesystem, in the layout of Spark's
+``FileStreamSourceLog``: one file per batch id (first line ``v1``, then one JSON object
+``{"path", "timestamp", "batchId"}`` per file) and every 10th batch a ``<id>.compact`` file
+holding the entries that can still matter, after which older files are deleted: start-up
+reads one compact file plus at most nine batch files, however long the stream has run.
+
+Unlike Spark's compaction (which keeps every entry forever), a compact file drops the entries
+of committed batches older than maxFileAge before the newest file (see :func:`prune`): the
+seen-files rule rejects such a file anyway, so they can never matter again, and start-up cost
+stays bounded by the files inside maxFileAge, not by history.
+
+A lease file (``lease.json``) names the query run using the log; a second run finds a fresh
+lease held by a live owner and is refused, instead of both taking the same files.
+
+Three more small files tie the log to one checkpoint, which Python sources never see:
+``identity.json`` (created once, before batch 0) holds the ``logId`` every offset carries, so a
+checkpoint written against another log is recognised; ``claimed.json`` is created the first
+time one of the log's offsets is known to be in a checkpoint (Spark plans a batch of it only
+after writing its offset), so a fresh checkpoint pointed at a used log is refused instead of
+re-reading every batch; ``cleaned.json`` records how far cleanSource has got, so a restarted
+query cleans every batch committed since, whatever the batches spanned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pysparksources.files._filesystem import FileLocation, create_exclusive
+
+__all__ = ["COMPACT_INTERVAL", "LogEntry", "SourceLog", "SourceLogInUse", "prune"]
+
+COMPACT_INTERVAL = 10
+VERSION = "v1"
+LEASE = "lease.json"
+IDENTITY = "identity.json"
+CLAIMED = "claimed.json"
+CLEANED = "cleaned.json"
+log = logging.getLogger(__name__)
+
+
+class SourceLogInUse(RuntimeError):
+    """Another running query holds the log's lease."""
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One file of one batch; ``size`` (not in Spark's format) spares a re-listing on replay."""
+
+    path: str
+    timestamp: int
+    batch_id: int
+    size: int = -1
+
+    def to_json(self) -> str:
+        item = {"batchId": self.batch_id, "path": self.path, "timestamp": self.timestamp}
+        if self.size >= 0:
+            item["size"] = self.size
+        return json.dumps(item, separators=(",", ":"))
+
+
+def prune(history: Iterable[LogEntry], threshold: int | None, keep_from: int) -> list[LogEntry]:
+    """The entries a compact file must keep.
+
+    ``threshold`` is the seen-files purge point (newest timestamp minus maxFileAge; None when
+    maxFileAge does not apply): an older file is never new again, so its entry only mattered
+    for its own batch. Entries of batch ``keep_from`` (the last committed, whose cleanSource
+    may still be pending) and later (not committed: a replay must find the same files) stay.
+    """
+    if threshold is None:
+        return list(history)
+    return [e for e in history if e.timestamp >= threshold or e.batch_id >= keep_from]
+
+
+def _parse(text: str, where: str) -> list[LogEntry]:
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != VERSION:
+        raise ValueError(f"pyfile: source log file {where} is not a v1 log file")
+    entries = []
+    for number, line in enumerate(lines[1:], start=2):
+        if line.strip():
+            try:
+                entries.append(_entry(json.loads(line)))
+            except (ValueError, TypeError, KeyError, RecursionError):
+                raise ValueError(
+                    f"pyfile: source log file {where}, line {number}, is not an entry "
+                    '{"path": ..., "timestamp": ..., "batchId": ...}; it was edited or damaged: '
+                    "restore it, or start the query with a new sourceLogLocation and "
+                    "checkpointLocation"
+                ) from None
+    return entries
+
+
+def _entry(item: Any) -> LogEntry:
+    path, timestamp, batch_id = item["path"], item["timestamp"], item["batchId"]
+    size = item.get("size", -1)
+    if not isinstance(path, str) or not all(
+        isinstance(n, int) and not isinstance(n, bool) for n in (timestamp, batch_id, size)
+    ):
+        raise TypeError(item)
+    return LogEntry(path, timestamp, batch_id, size)
+
+
+class SourceLog:
+    """Batch id -> files, durable; written only by the lease holder."""
+
+    def __init__(self, location: FileLocation, compact_interval: int = COMPACT_INTERVAL) -> None:
+        self.location = location
+        self.compact_interval = compact_interval
+        self._fs: Any = location.filesystem()
+        self._root = location.path.rstrip("/")
+        self._recent: dict[int, list[LogEntry]] = {}
+        self._lease_owner = uuid.uuid4().hex
+        self._lease_lost: str | None = None
+        self._stop = threading.Event()
+        self._heartbeat: threading.Thread | None = None
+
+    # -- reading -----------------------------------------------------------------------
+    def _path(self, name: str) -> str:
+        return f"{self._root}/{name}"
+
+    def _batch_files(self) -> dict[int, bool]:
+        """Batch id -> is it a compact file, for every log file present."""
+        try:
+            names = self._fs.ls(self._root, detail=False)
+        except FileNotFoundError:
+            return {}
+        found: dict[int, bool] = {}
+        for name in names:
+            base = str(name).rstrip("/").rsplit("/", 1)[-1]
+            stem, _, suffix = base.partition(".")
+            if stem.isdigit() and suffix in ("", "compact"):
+                batch = int(stem)
+                found[batch] = found.get(batch, False) or suffix == "compact"
+        return found
+
+    def latest_batch_id(self) -> int:
+        """The newest batch id in the log, -1 when it is empty."""
+        files = self._batch_files()
+        return max(files) if files else -1
+
+    def _read(self, batch_id: int, compact: bool) -> list[LogEntry]:
+        name = f"{batch_id}.compact" if compact else str(batch_id)
+        text = self._fs.cat_file(self._path(name)).decode("utf-8")
+        return _parse(text, self.location.url(self._path(name)))
+
+    def restore(self) -> list[LogEntry]:
+        """Every entry still in the log: the newest compact file and the batches after it."""
+        files = self._batch_files()
+        compacts = [b for b, c in files.items() if c]
+        start = max(compacts) if compacts else -1
+        entries: list[LogEntry] = []
+        if start >= 0:
+            entries.extend(self._read(start, True))
+        for batch in sorted(b for b in files if b > start):
+            entries.extend(self._read(batch, files[batch]))
+        return entries
+
+    def get(self, batch_id: int) -> list[LogEntry]:
+        """The files of one batch (read from a compact file if its own file was removed)."""
+        cached = self._recent.get(batch_id)
+        if cached is not None:
+            return cached
+        files = self._batch_files()
+        if batch_id in files:
+            entries = [e for e in self._read(batch_id, files[batch_id]) if e.batch_id == batch_id]
+        else:
+            later = sorted(b for b, c in files.items() if c and b >= batch_id)
+            if not later:
+                raise FileNotFoundError(
+                    f"pyfile: batch {batch_id} is missing from the source log at "
+                    f"{self.location.url()}; was sourceLogLocation changed or cleaned?"
+                )
+            entries = [e for e in self._read(later[0], True) if e.batch_id == batch_id]
+        self._remember(batch_id, entries)
+        return entries
+
+    def get_range(self, first: int, last: int) -> list[LogEntry]:
+        """Files of batches ``first..last`` inclusive."""
+        result: list[LogEntry] = []
+        for batch in range(first, last + 1):
+            result.extend(self.get(batch))
+        return result
+
+    def _remember(self, batch_id: int, entries: list[LogEntry]) -> None:
+        self._recent[batch_id] = entries
+        for old in [b for b in self._recent if b < batch_id - 2 * self.compact_interval]:
+            del self._recent[old]
+
+    # -- writing -----------------------------------------------------------------------
+    def is_compaction_batch(self, batch_id: int) -> bool:
+        return (batch_id + 1) % self.compact_interval == 0
+
+    def add(self, batch_id: int, entries: list[LogEntry], history: Iterable[LogEntry]) -> None:
+        """Write batch ``batch_id`` durably; ``history`` is every earlier entry (compaction)."""
+        self.check_lease()
+        compact = self.is_compaction_batch(batch_id)
+        name = f"{batch_id}.compact" if compact else str(batch_id)
+        lines = [VERSION]
+        if compact:
+            lines.extend(e.to_json() for e in history)
+        lines.extend(e.to_json() for e in entries)
+        self._write_new(self._path(name), ("\n".join(lines) + "\n").encode("utf-8"))
+        self._remember(batch_id, entries)
+        if compact:
+            self._delete_before(batch_id)
+
+    def _write_new(self, target: str, data: bytes) -> None:
+        """Write ``target`` whole, refusing to replace it (a second writer must fail)."""
+        try:
+            create_exclusive(self.location, target, data)
+        except FileExistsError:
+            raise RuntimeError(
+                f"pyfile: source log batch {self.location.url(target)} already exists: another "
+                "query wrote it. Use one sourceLogLocation per query."
+            ) from None
+
+    # -- identity: which checkpoint the log belongs to -----------------------------------
+    def _read_json(self, name: str) -> dict[str, Any] | None:
+        try:
+            record: dict[str, Any] = json.loads(self._fs.cat_file(self._path(name)))
+            return record
+        except FileNotFoundError:
+            return None
+
+    def identity(self) -> str | None:
+        """The log's id (None for an empty log, or one written before logs had ids)."""
+        record = self._read_json(IDENTITY)
+        return None if record is None else str(record["logId"])
+
+    def create_identity(self) -> str:
+        """Give the log its id (once; the lease holder calls this before batch 0)."""
+        self.check_lease()
+        log_id = uuid.uuid4().hex
+        record = {"createdMs": int(time.time() * 1000), "logId": log_id}
+        try:
+            create_exclusive(self.location, self._path(IDENTITY), json.dumps(record).encode())
+        except FileExistsError:
+            existing = self.identity()
+            assert existing is not None
+            return existing
+        return log_id
+
+    def is_claimed(self) -> bool:
+        """Whether a checkpoint already holds an offset of this log."""
+        return self._read_json(CLAIMED) is not None
+
+    def claim(self, log_id: str, batch_id: int) -> None:
+        """Record that a checkpoint's offset log holds batch ``batch_id`` of this log."""
+        record = {"claimedMs": int(time.time() * 1000), "firstBatch": batch_id, "logId": log_id}
+        with contextlib.suppress(FileExistsError):
+            create_exclusive(self.location, self._path(CLAIMED), json.dumps(record).encode())
+
+    def cleaned_through(self) -> int | None:
+        """The last batch whose cleanSource finished (None: never recorded)."""
+        record = self._read_json(CLEANED)
+        return None if record is None else int(record["cleanedThrough"])
+
+    def set_cleaned_through(self, batch_id: int) -> None:
+        record = {"cleanedThrough": batch_id}
+        self._fs.pipe_file(self._path(CLEANED), json.dumps(record).encode())
+
+    def _delete_before(self, batch_id: int) -> None:
+        for batch, compact in self._batch_files().items():
+            if batch < batch_id:
+                name = f"{batch}.compact" if compact else str(batch)
+                try:
+                    self._fs.rm(self._path(name))
+                except OSError as error:  # a leftover file only costs start-up time
+                    log.warning("pyfile: could not delete old source log file %s: %s", name, error)
+
+    # -- lease -------------------------------------------------------------------------
+    def _lease_record(self) -> dict[str, Any] | None:
+        try:
+            record: dict[str, Any] = json.loads(self._fs.cat_file(self._path(LEASE)))
+            return record
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def _write_lease(self) -> None:
+        record = {
+            "host": socket.gethostname(),
+            "owner": self._lease_owner,
+            "pid": os.getpid(),
+            "renewedMs": int(time.time() * 1000),
+        }
+        self._fs.makedirs(self._root, exist_ok=True)
+        self._fs.pipe_file(self._path(LEASE), json.dumps(record).encode("utf-8"))
+
+    def acquire(self, timeout_s: float) -> None:
+        """Take the lease, or raise :class:`SourceLogInUse` if a live query holds it."""
+        current = self._lease_record()
+        if current is not None and current.get("owner") != self._lease_owner:
+            age_s = time.time() - int(current.get("renewedMs", 0)) / 1000
+            if age_s < timeout_s and _owner_alive(current):
+                raise SourceLogInUse(
+                    f"pyfile: the source log at {self.location.url()} is in use by another "
+                    f"running query (host {current.get('host')}, pid {current.get('pid')}, "
+                    f"renewed {age_s:.0f}s ago). Each query needs its own sourceLogLocation; "
+                    f"a crashed query's lease expires after sourceLogLeaseTimeout={timeout_s:g}s."
+                )
+        self._write_lease()
+        time.sleep(0.05)
+        again = self._lease_record()
+        if again is None or again.get("owner") != self._lease_owner:
+            raise SourceLogInUse(
+                f"pyfile: another query took the source log at {self.location.url()} at the "
+                "same moment; each query needs its own sourceLogLocation"
+            )
+        self._stop.clear()
+        self._heartbeat = threading.Thread(
+            target=self._renew_loop, args=(max(0.5, timeout_s / 4),), daemon=True
+        )
+        self._heartbeat.start()
+
+    def _renew_loop(self, every_s: float) -> None:
+        while not self._stop.wait(every_s):
+            try:
+                current = self._lease_record()
+                if current is not None and current.get("owner") != self._lease_owner:
+                    self._lease_lost = f"host {current.get('host')}, pid {current.get('pid')}"
+                    return
+                self._write_lease()
+            except Exception as error:  # renewal is retried; the lease has slack
+                log.warning("pyfile: could not renew the source log lease: %s", error)
+
+    def check_lease(self) -> None:
+        if self._lease_lost is not None:
+            raise SourceLogInUse(
+                f"pyfile: another query ({self._lease_lost}) took over the source log at "
+                f"{self.location.url()}; this query stops instead of reading files twice"
+            )
+
+    def release(self) -> None:
+        self._stop.set()
+        if self._heartbeat is not None:
+            self._heartbeat.join(timeout=5)
+            self._heartbeat = None
+        current = self._lease_record()
+        if current is not None and current.get("owner") == self._lease_owner:
+            with contextlib.suppress(OSError):
+                self._fs.rm(self._path(LEASE))
+
+
+def _owner_alive(record: dict[str, Any]) -> bool:
+    """False only when the owner is known dead (same host, no such process)."""
+    pid = int(record.get("pid", 0))
+    if record.get("host") != socket.gethostname() or pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, ValueError, OverflowError):
+        return True
+    return True

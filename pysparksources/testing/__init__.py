@@ -1,1 +1,0 @@
-"""Development and test tooling shipped with the package (never needed in production)."""

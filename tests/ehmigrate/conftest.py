@@ -1,0 +1,8 @@
+"""Scala-connector checkpoint migration tests: recorded Spark 3.5 checkpoints, the generator."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))

@@ -1,0 +1,150 @@
+"""Crash drivers: one streaming query per process, so a test can SIGKILL it mid-stream.
+
+A test starts a driver with :func:`start` (``python crash_drivers.py SCENARIO ARGS...`` in its
+own process group, so the kill takes the JVM and its Python workers too), kills it at a chosen
+moment with :func:`kill_when` and restarts it on the same checkpoint with :func:`finish`.
+
+Scenarios:
+  pyfile-source SRC LOG OUT CHECKPOINT (continuous|availablenow)   pyfile -> parquet
+  pyfile-sink OUT CHECKPOINT TOTAL PER_BATCH   pyrate -> pyfile with crash hooks (SINK_CRASH_*)
+  pyeventhub OUT CHECKPOINT PER_TRIGGER        pyeventhub -> pyfile (EH_CONN in the environment)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+TESTS = Path(__file__).resolve().parents[1]
+
+
+def start(scenario: str, *args: object, env: dict[str, str] | None = None) -> Any:
+    """Run a scenario in its own process group; ``env`` adds to the Spark worker environment."""
+    from support.spark_processes import worker_env
+
+    full = worker_env()
+    # Spark's Python workers unpickle the hooked sink class, so they need the tests on the path.
+    full["PYTHONPATH"] = os.pathsep.join([str(TESTS), full.get("PYTHONPATH", "")]).rstrip(
+        os.pathsep
+    )
+    full.update(env or {})
+    return subprocess.Popen(
+        [sys.executable, __file__, scenario, *map(str, args)],
+        env=full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # the JVM and its Python workers die with the group
+    )
+
+
+def kill_when(proc: Any, ready: Callable[[], bool], what: str, timeout: float = 180) -> None:
+    """SIGKILL the driver's process group once ``ready()``; fail if it ends or stalls first."""
+    import pytest
+
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            if proc.poll() is not None:
+                output = proc.stdout.read().decode() if proc.stdout else ""
+                pytest.fail(f"the query ended before {what}:\n{output[-3000:]}")
+            assert time.monotonic() < deadline, f"no {what} in {timeout:.0f} s"
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+
+
+def finish(proc: Any, timeout: float = 240) -> None:
+    """Wait for a restarted driver to end on its own; it must succeed."""
+    output, _ = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, output.decode()[-3000:]
+
+
+def _session(**conf: str) -> Any:
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _run_available_now(df: Any, sink: str, out: str, checkpoint: str) -> None:
+    writer = df.writeStream.format(sink).option("path", out)
+    query = writer.option("checkpointLocation", checkpoint).trigger(availableNow=True).start()
+    query.awaitTermination()
+
+
+def pyfile_source(src: str, log: str, out: str, checkpoint: str, mode: str) -> None:
+    spark = _session(**{"spark.sql.shuffle.partitions": "2"})
+    df = (
+        spark.readStream.format("pyfile")
+        .schema("id BIGINT, name STRING")
+        .option("sourceLogLocation", log)
+        .option("maxFilesPerTrigger", "1")
+        .load(src)
+    )
+    writer = (
+        df.writeStream.format("parquet")
+        .option("path", out)
+        .option("checkpointLocation", checkpoint)
+    )
+    if mode == "availablenow":
+        writer.trigger(availableNow=True).start().awaitTermination()
+    else:
+        print("STARTED", flush=True)
+        writer.trigger(processingTime="0 seconds").start().awaitTermination()
+    spark.stop()
+
+
+def pyfile_sink(out: str, checkpoint: str, total: str, per_batch: str) -> None:
+    from support.crash_hooks import HookedSource
+
+    spark = _session(**{"spark.sql.shuffle.partitions": "2"})
+    spark.dataSource.register(HookedSource)
+    df = (
+        spark.readStream.format("pyrate")
+        .option("rowsPerBatch", per_batch)
+        .option("maxRowsPerTrigger", per_batch)
+        .option("totalRows", total)
+        .option("numPartitions", 2)
+        .load()
+        .selectExpr("value AS id")
+    )
+    _run_available_now(df, "pyfile_hooked", out, checkpoint)
+    spark.stop()
+
+
+def pyeventhub(out: str, checkpoint: str, per_trigger: str) -> None:
+    # The connection string travels in the environment, not on a command line others can list.
+    spark = _session(**{"spark.ui.showConsoleProgress": "false"})
+    events = (
+        spark.readStream.format("pyeventhub")
+        .option("connectionString", os.environ["EH_CONN"])
+        .option("startingPosition", "start")
+        .option("maxEventsPerTrigger", per_trigger)
+        .load()
+        .selectExpr("partition", "sequenceNumber", "CAST(body AS STRING) AS body")
+    )
+    _run_available_now(events, "pyfile", out, checkpoint)
+    spark.stop()
+
+
+SCENARIOS: dict[str, Callable[..., None]] = {
+    "pyfile-source": pyfile_source,
+    "pyfile-sink": pyfile_sink,
+    "pyeventhub": pyeventhub,
+}
+
+if __name__ == "__main__":
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    sys.path.insert(0, str(TESTS))  # for support.crash_hooks
+    SCENARIOS[sys.argv[1]](*sys.argv[2:])

@@ -40,8 +40,12 @@ def _shifted_by_writer_zone(zone: str) -> Any:
         if not isinstance(spark, int) or not isinstance(pyfile, int):
             return False
         moment = (epoch + dt.timedelta(microseconds=spark)).astimezone(tz)
-        offset = moment.utcoffset() or dt.timedelta(0)
-        return pyfile == spark + offset // dt.timedelta(microseconds=1)
+        wall = spark + (moment.utcoffset() or dt.timedelta(0)) // dt.timedelta(microseconds=1)
+        if pyfile == wall:
+            return True
+        # ORC's C++ reader takes one more second off a wall time before 1970 with a fraction of
+        # a millisecond or more, unless the writer did (it does for instants before 1970).
+        return spark >= 0 > wall and wall % 1_000_000 >= 1000 and pyfile == wall - 1_000_000
 
     return holds
 
@@ -137,8 +141,11 @@ DOCUMENTED: list[Documented] = [
         summary=(
             "orc: Spark's ORC writer stores TIMESTAMP values relative to its JVM's default "
             "zone (recorded in each stripe); pyarrow's reader ignores that zone, so files "
-            "written by a JVM not running in UTC read shifted by that zone's offset (Spark "
-            "corrects it). Set -Duser.timezone=UTC for ORC writers, or read with Spark"
+            "written by a JVM not running in UTC read as the wall times in that zone (Spark "
+            "corrects it); an instant after 1970 whose wall time is before 1970, with a "
+            "fraction of 1 ms or more, reads one more second early (the ORC C++ reader's "
+            "adjustment of negative seconds). Set -Duser.timezone=UTC for ORC writers, or "
+            "read with Spark"
         ),
         columns=frozenset({"c_ts"}),
         formats=frozenset({"orc"}),

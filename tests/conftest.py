@@ -39,15 +39,29 @@ def _uses_connect_in_process(item: pytest.Item) -> bool:
     return bool(names & CONNECT_FIXTURES) or param == "connect"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        help="also run tests marked slow (the full conformance matrix); skipped otherwise",
+    )
+
+
 @pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Run every test that needs no in-process Spark Connect session first.
 
     Creating a remote session marks the whole process as Connect mode (an environment
     variable PySpark reads everywhere): afterwards a classic session can no longer be created
     and child processes inherit the mark. The sort is stable, so file order is kept otherwise.
+    Tests marked ``slow`` are skipped unless ``--slow`` is given.
     """
     items.sort(key=_uses_connect_in_process)
+    if not config.getoption("--slow"):
+        skip = pytest.mark.skip(reason="slow: run with --slow")
+        for item in items:
+            if item.get_closest_marker("slow"):
+                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -175,11 +175,7 @@ def main() -> int:
         env = os.environ | {"CONFORMANCE_RESULTS": str(results)}
         started = time.monotonic()
         command = [sys.executable, "-m", "pytest", str(HERE), "-q", "-p", "no:cacheprovider"]
-        run = subprocess.run(
-            [*command, "--durations=40"],
-            cwd=ROOT,
-            env=env,
-        )
+        run = subprocess.run([*command, "--slow", "--durations=0"], cwd=ROOT, env=env)
         seconds = time.monotonic() - started
         if not results.exists():
             print("no cells were recorded", file=sys.stderr)

@@ -11,7 +11,7 @@ import pytest
 from harness import RESULTS, Cell, failures
 from jvm_zone_driver import LABEL, PYTHON_ZONE
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]  # its own JVM: about 3 minutes
 
 
 def test_matrix_where_the_jvm_zone_differs_from_python_tz(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ def ensure_worker_python() -> str:
 def local_session(
     app_name: str, master: str = "local[2]", conf: dict[str, str] | None = None
 ) -> Any:
-    """Start (or reuse) a classic local session with quiet logs and UTC timestamps."""
+    """Start (or reuse) a classic local session with quiet logs and Spark's default settings."""
     if shutil.which("java") is None and "JAVA_HOME" not in os.environ:
         raise RuntimeError("Spark needs Java 17 or newer: install it or set JAVA_HOME")
     ensure_worker_python()
@@ -56,7 +56,6 @@ def local_session(
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.session.timeZone", "UTC")
     )
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)

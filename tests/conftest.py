@@ -140,7 +140,6 @@ def spark() -> Iterator[Any]:
         .appName("pysparksources-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .getOrCreate()
     )
@@ -163,7 +162,6 @@ def connect_spark(connect_server: Any) -> Iterator[Any]:
     from pyspark.sql import SparkSession
 
     session = SparkSession.builder.remote(connect_server.url).create()
-    session.conf.set("spark.sql.session.timeZone", "UTC")
     yield session
     session.stop()
 

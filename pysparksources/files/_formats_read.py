@@ -16,9 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from pysparksources.files._conversions import Parsing, check_datetime_pattern, conform
+from pysparksources.files._csv_rows import EscapeSeen, EscapeWatch, spark_csv_batches
 from pysparksources.files._filesystem import FileLocation
+from pysparksources.files._hybrid_calendar import julian_to_gregorian
+from pysparksources.files._json_rows import arrow_read_type, has_map, python_batches
+from pysparksources.files._zones import session_time_zone
 from pysparksources.files.options import ReaderOptions
 
 __all__ = [
@@ -32,24 +36,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 BATCH_ROWS = 1 << 16
 BLOCK_BYTES = 8 << 20
-_TOKENS = {
-    "yyyy": "%Y",
-    "yy": "%y",
-    "MM": "%m",
-    "dd": "%d",
-    "HH": "%H",
-    "hh": "%I",
-    "mm": "%M",
-    "ss": "%S",
-    "a": "%p",
-    "XXX": "%z",
-    "XX": "%z",
-    "X": "%z",
-    "Z": "%z",
-    "ZZZ": "%z",
-}
-_TOKEN_RE = re.compile(r"'[^']*'|([A-Za-z])\1*")
-_TZ_SUFFIX = r"(Z|[+-]\d\d(:?\d\d)?)$"
 
 
 class CorruptFileError(RuntimeError):
@@ -71,79 +57,10 @@ class FileSplit:
         return self.start == 0 and (self.length is None or self.length >= self.size)
 
 
-def spark_to_strptime(pattern: str) -> str | None:
-    """A Spark datetime pattern as a strptime format; None when a token is not supported."""
-    out: list[str] = []
-    pos = 0
-    for match in _TOKEN_RE.finditer(pattern):
-        out.append(pattern[pos : match.start()].replace("%", "%%"))
-        token = match.group(0)
-        if token.startswith("'"):
-            out.append(token[1:-1].replace("%", "%%") or "'")
-        elif token in _TOKENS:
-            out.append(_TOKENS[token])
-        else:
-            return None
-        pos = match.end()
-    out.append(pattern[pos:].replace("%", "%%"))
-    return "".join(out)
-
-
-def check_datetime_pattern(pattern: str) -> bool:
-    return spark_to_strptime(pattern) is not None
-
-
-# -- conversions to Spark's types ------------------------------------------------------
-def _timestamps_from_strings(values: pa.Array, fmt: str | None, target: pa.DataType) -> pa.Array:
-    """Strings -> timestamps; values without a zone are UTC (pyfile's session time zone)."""
-    values = pc.utf8_trim_whitespace(values)
-    naive_type = pa.timestamp("us")
-    if fmt is not None:
-        parsed = pc.strptime(values, format=fmt, unit="us", error_is_null=False)
-        if parsed.type.tz is None:
-            parsed = parsed.cast(naive_type).cast(pa.timestamp("us", tz="UTC"))
-        return parsed.cast(target)
-    has_zone = pc.fill_null(pc.match_substring_regex(values, _TZ_SUFFIX), False)
-    null = pa.scalar(None, pa.string())
-    zoned = pc.if_else(has_zone, values, null).cast(pa.timestamp("us", tz="UTC"))
-    local = pc.if_else(has_zone, null, values).cast(naive_type).cast(pa.timestamp("us", tz="UTC"))
-    result: pa.Array = pc.if_else(has_zone, zoned, local)
-    return result.cast(target)
-
-
-def _dates_from_strings(values: pa.Array, fmt: str | None) -> pa.Array:
-    values = pc.utf8_trim_whitespace(values)
-    if fmt is None:
-        return values.cast(pa.date32())
-    return pc.strptime(values, format=fmt, unit="s", error_is_null=False).cast(pa.date32())
-
-
-def _conform(
-    column: pa.Array | pa.ChunkedArray, target: pa.DataType, opts: ReaderOptions
-) -> pa.Array:
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    if column.type == target:
-        return column
-    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-        if pa.types.is_timestamp(target):
-            return _timestamps_from_strings(column, _fmt(opts.timestamp_format), target)
-        if pa.types.is_date32(target):
-            return _dates_from_strings(column, _fmt(opts.date_format))
-        if pa.types.is_boolean(target):
-            return pc.utf8_lower(pc.utf8_trim_whitespace(column)).cast(target)
-    # Naive timestamps (parquet without zone) are UTC: Arrow's cast assumes exactly that.
-    return column.cast(target)
-
-
-def _fmt(pattern: str | None) -> str | None:
-    return None if pattern is None else spark_to_strptime(pattern)
-
-
-def _constant(value: str | None, target: pa.DataType, length: int, opts: ReaderOptions) -> pa.Array:
+def _constant(value: str | None, target: pa.DataType, length: int, parsing: Parsing) -> pa.Array:
     if value is None or value == "__HIVE_DEFAULT_PARTITION__":
         return pa.nulls(length, target)
-    return _conform(pa.array([value] * length, pa.string()), target, opts)
+    return conform(pa.array([value] * length, pa.string()), target, parsing)
 
 
 # -- per-format batch iterators --------------------------------------------------------
@@ -162,7 +79,8 @@ def _match_names(available: list[str], wanted: list[str]) -> dict[str, str]:
 def _parquet(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> Iterator[Any]:
     import pyarrow.parquet as pq
 
-    pf = pq.ParquetFile(f)
+    # Spark writes INT96 timestamps by default; nanoseconds would overflow outside 1677-2262.
+    pf = pq.ParquetFile(f, coerce_int96_timestamp_unit="us")
     groups = list(range(pf.metadata.num_row_groups))
     if not split.whole:
         groups = [g for g in groups if _in_range(_row_group_mid(pf.metadata, g), split)]
@@ -199,8 +117,14 @@ def _orc(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> It
     # With none of the wanted columns in the file, read one anyway: a stripe read with no
     # columns has no rows, and Spark gives each of the file's rows with nulls.
     columns = columns or of.schema.names[:1]
+    # ORC's Java writer (Spark, Hive) stores dates in the hybrid Julian/Gregorian calendar.
+    hybrid = of.writer == "ORC_JAVA"
     for index in stripes:
         stripe = of.read_stripe(index, columns=columns)
+        if hybrid:
+            stripe = pa.RecordBatch.from_arrays(
+                [julian_to_gregorian(c) for c in stripe.columns], schema=stripe.schema
+            )
         for batch in pa.Table.from_batches([stripe]).to_batches(max_chunksize=BATCH_ROWS):
             yield batch, names
 
@@ -212,57 +136,88 @@ def _decoded(f: Any, encoding: str) -> Any:
 
 
 def _csv(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> Iterator[Any]:
+    """pyarrow's fast reader until the file shows an escape character, then Spark's rules."""
     import pyarrow.csv as csv
 
     names = list(wanted.names)
+    identity = {n: n for n in names}
     types = {}
     for fld in wanted:
         special = pa.types.is_timestamp(fld.type) or pa.types.is_date32(fld.type)
         special = special or pa.types.is_boolean(fld.type)
         types[fld.name] = pa.string() if special else fld.type
-    reader = csv.open_csv(
-        _decoded(f, opts.encoding),
-        read_options=csv.ReadOptions(
-            column_names=names, skip_rows=1 if opts.header else 0, block_size=BLOCK_BYTES
-        ),
-        parse_options=csv.ParseOptions(
-            delimiter=opts.sep,
-            quote_char=opts.quote or False,
-            escape_char=opts.escape or False,
-            double_quote=True,
-            newlines_in_values=opts.multi_line,
-        ),
-        convert_options=csv.ConvertOptions(
-            column_types=types,
-            null_values=[opts.null_value],
-            strings_can_be_null=True,
-            quoted_strings_can_be_null=False,
-            include_columns=names,
-        ),
-    )
-    identity = {n: n for n in names}
-    for batch in reader:
+    escape = "" if opts.escape == opts.quote else opts.escape
+    source = _decoded(f, opts.encoding)
+    if escape:
+        source = EscapeWatch(source, escape.encode("utf-8"))
+    rows = 0
+    try:
+        reader = csv.open_csv(
+            source,
+            read_options=csv.ReadOptions(
+                column_names=names, skip_rows=1 if opts.header else 0, block_size=BLOCK_BYTES
+            ),
+            parse_options=csv.ParseOptions(
+                delimiter=opts.sep,
+                quote_char=opts.quote or False,
+                escape_char=False,
+                double_quote=not escape,
+                newlines_in_values=opts.multi_line,
+            ),
+            convert_options=csv.ConvertOptions(
+                column_types=types,
+                # Spark: an unquoted empty field is null; so is a value equal to nullValue.
+                null_values=[opts.null_value] if opts.null_value else [""],
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=True,
+                include_columns=names,
+            ),
+        )
+        for batch in reader:
+            rows += batch.num_rows
+            yield batch, identity
+        return
+    except EscapeSeen:
+        f.seek(0)
+    for batch in spark_csv_batches(
+        f,
+        opts.encoding,
+        names,
+        opts.sep,
+        opts.quote,
+        escape,
+        opts.null_value,
+        opts.header,
+        opts.multi_line,
+        BATCH_ROWS,
+        skip=rows,
+    ):
         yield batch, identity
 
 
 def _json(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> Iterator[Any]:
+    """pyarrow's fast reader; a file it refuses (maps, quoted NaN, ...) is parsed in Python."""
     import pyarrow.json as pj
 
-    fields = []
-    for fld in wanted:
-        custom = (pa.types.is_timestamp(fld.type) and opts.timestamp_format) or (
-            pa.types.is_date32(fld.type) and opts.date_format
-        )
-        fields.append(pa.field(fld.name, pa.string()) if custom else fld)
-    reader = pj.open_json(
-        _decoded(f, opts.encoding),
-        read_options=pj.ReadOptions(block_size=BLOCK_BYTES),
-        parse_options=pj.ParseOptions(
-            explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore"
-        ),
-    )
+    read_schema = pa.schema([pa.field(fld.name, arrow_read_type(fld.type)) for fld in wanted])
     identity = {n: n for n in wanted.names}
-    for batch in reader:
+    rows = 0
+    if not any(has_map(fld.type) for fld in wanted):
+        try:
+            reader = pj.open_json(
+                _decoded(f, opts.encoding),
+                read_options=pj.ReadOptions(block_size=BLOCK_BYTES),
+                parse_options=pj.ParseOptions(
+                    explicit_schema=read_schema, unexpected_field_behavior="ignore"
+                ),
+            )
+            for batch in reader:
+                rows += batch.num_rows
+                yield batch, identity
+            return
+        except pa.ArrowInvalid:
+            f.seek(0)
+    for batch in python_batches(f, opts.encoding, read_schema, BATCH_ROWS, skip=rows):
         yield batch, identity
 
 
@@ -326,11 +281,14 @@ def read_split(
     partition_names = [n for n in target.names if n in split.partition_values]
     data_schema = pa.schema([f for f in target if f.name not in split.partition_values])
     fs = location.filesystem()
+    parsing = Parsing(
+        opts.time_zone or session_time_zone(), opts.date_format, opts.timestamp_format
+    )
     rows = 0
     try:
         with fs.open(split.path, "rb") as f:
             for batch, names in _READERS[opts.format](f, split, data_schema, opts):
-                out = _assemble(batch, names, target, split, partition_names, opts)
+                out = _assemble(batch, names, target, split, partition_names, parsing)
                 rows += out.num_rows
                 if out.num_rows:
                     yield out
@@ -367,15 +325,15 @@ def _assemble(
     target: pa.Schema,
     split: FileSplit,
     partition_names: list[str],
-    opts: ReaderOptions,
+    parsing: Parsing,
 ) -> pa.RecordBatch:
     length = batch.num_rows
     arrays = []
     for fld in target:
         if fld.name in partition_names:
-            arrays.append(_constant(split.partition_values[fld.name], fld.type, length, opts))
+            arrays.append(_constant(split.partition_values[fld.name], fld.type, length, parsing))
         elif fld.name in names:
-            arrays.append(_conform(batch.column(names[fld.name]), fld.type, opts))
+            arrays.append(conform(batch.column(names[fld.name]), fld.type, parsing))
         else:
             arrays.append(pa.nulls(length, fld.type))
     return pa.RecordBatch.from_arrays(arrays, schema=target)

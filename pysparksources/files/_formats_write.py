@@ -107,14 +107,15 @@ class PartFile:
             ):
                 self._flush_row_group()
         elif fmt == "json":
-            lines = json_lines(batch, self._config.ignore_null_fields)
+            lines = json_lines(batch, self._config.ignore_null_fields, self._config.time_zone)
             self._stream.write(concatenated(lines))
         elif fmt == "text":
             column = batch.column(0)
             lines = pc.binary_join_element_wise(column.fill_null(""), "\n", "")
             self._stream.write(concatenated(lines))
         else:
-            self._stream.write(concatenated(csv_lines(batch, self._config.csv_sep)))
+            lines = csv_lines(batch, self._config.csv_sep, self._config.time_zone)
+            self._stream.write(concatenated(lines))
 
     def _flush_row_group(self) -> None:
         if self._pending:

@@ -69,10 +69,22 @@ CSV_OPTIONS: dict[str, tuple[str, str]] = {
     "dateFormat": ("yyyy-MM-dd", "csv/json: pattern of DATE values"),
     "timestampFormat": ("ISO 8601", "csv/json: pattern of TIMESTAMP values"),
     "mode": ("FAILFAST", "only FAILFAST: a malformed record fails its file"),
+    "timeZone": (
+        "session time zone",
+        "csv/json: zone of timestamps written without an offset (IANA name or +hh:mm)",
+    ),
 }
 # Spark's other names of reader options: the same option (giving both is an error).
 ALIASES = {"delimiter": "sep", "charset": "encoding"}
-JSON_OPTIONS = ("encoding", "charset", "multiLine", "dateFormat", "timestampFormat", "mode")
+JSON_OPTIONS = (
+    "encoding",
+    "charset",
+    "multiLine",
+    "dateFormat",
+    "timestampFormat",
+    "mode",
+    "timeZone",
+)
 TEXT_OPTIONS: dict[str, tuple[str, str]] = {
     "wholetext": ("false", "text: one row per file instead of one per line"),
     "lineSep": ("\\n, \\r\\n or \\r", "text: line separator"),
@@ -138,6 +150,10 @@ SINK_OPTIONS: dict[str, tuple[str, str]] = {
     "sep": (",", "csv: field separator (one character); alias delimiter"),
     "delimiter": (",", "csv: alias of sep"),
     "ignoreNullFields": ("true", "json: leave null fields out of the objects, like Spark"),
+    "timeZone": (
+        "unset (UTC, with Z)",
+        "csv/json: write timestamps as wall times in this zone with their offset, as Spark does",
+    ),
     "parquetRowGroupRows": ("1048576", "parquet: at most this many rows per row group"),
     "minBatchesToRetain": (
         "100",

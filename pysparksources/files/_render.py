@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import math
 import re
 from collections.abc import Callable
 from decimal import Decimal
@@ -153,8 +154,38 @@ def _rendered(fixed: Fixed, rows: int) -> np.ndarray:
     return out
 
 
-def iso_timestamps(column: pa.Array) -> pa.Array:
-    """``2024-05-01T12:00:00.000000Z`` (``Z`` only for zoned types), nulls kept."""
+def _offset_text(seconds: int) -> str:
+    """An offset as Spark's ``XXX`` writes it: ``Z``, ``+05:30``, ``-07:52:58``."""
+    if seconds == 0:
+        return "Z"
+    sign = "-" if seconds < 0 else "+"
+    hours, rest = divmod(abs(seconds), 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{sign}{hours:02d}:{minutes:02d}" + (f":{secs:02d}" if secs else "")
+
+
+def _zoned_timestamps(column: pa.Array, zone: str) -> pa.Array:
+    """Wall time in ``zone`` with its offset: ``2024-05-01T05:00:00.000000-07:00``."""
+    from pysparksources.files._zones import offsets_seconds
+
+    utc = pc.cast(column, pa.timestamp("us", tz="UTC"))
+    offsets = offsets_seconds(utc, zone)
+    local = pc.add(utc.view(pa.int64()), pc.multiply(offsets, 1_000_000))
+    walls = iso_timestamps(local.view(pa.timestamp("us")))
+    distinct = pc.unique(offsets.drop_null())
+    texts = pa.array([_offset_text(v) for v in distinct.to_pylist()], pa.string())
+    suffix = pc.take(texts, pc.index_in(offsets, value_set=distinct))
+    return pc.binary_join_element_wise(walls, suffix, "")
+
+
+def iso_timestamps(column: pa.Array, zone: str | None = None) -> pa.Array:
+    """``2024-05-01T12:00:00.000000Z`` (``Z`` only for zoned types), nulls kept.
+
+    With ``zone`` (the sink's timeZone option), zoned values are written as wall times there
+    with their offset, as Spark's writers write them in the session time zone.
+    """
+    if zone is not None and column.type.tz is not None:
+        return _zoned_timestamps(column, zone)
     fixed = _timestamp_fixed(column)
     if fixed is None:
         zone = "Z" if column.type.tz is not None else ""
@@ -197,37 +228,47 @@ def _json_float(column: pa.Array) -> pa.Array:
     # Spark writes and reads the non-finite values as these quoted names.
     for arrow, spark in (("nan", '"NaN"'), ("inf", '"Infinity"'), ("-inf", '"-Infinity"')):
         text = pc.replace_substring_regex(text, f"^{arrow}$", spark)
-    return text
+    # Arrow writes -0.0 as "-0", which JSON readers take for the integer 0: keep the sign.
+    return pc.replace_substring_regex(text, "^-0$", "-0.0")
 
 
-def _python_json(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _python_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        # map<k, v> arrives as a list of (key, value) tuples.
-        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
-            return {str(k): _python_json(v) for k, v in value}
-        return [_python_json(v) for v in value]
+def _python_json(value: Any, dtype: pa.DataType, zone: str | None = None) -> Any:
+    """A nested value as Python for json.dumps, laid out by its Arrow type (so {} stays a map)."""
+    if value is None:
+        return None
+    if pa.types.is_map(dtype):
+        return {str(k): _python_json(v, dtype.item_type, zone) for k, v in value}
+    if pa.types.is_struct(dtype):
+        return {f.name: _python_json(value.get(f.name), f.type, zone) for f in dtype}
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return [_python_json(v, dtype.value_type, zone) for v in value]
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
     if isinstance(value, dt.datetime):
+        if zone is not None and value.tzinfo is not None:
+            from zoneinfo import ZoneInfo
+
+            value = value.astimezone(ZoneInfo(zone))
         text = value.isoformat(timespec="microseconds")
         return text.replace("+00:00", "Z")
     if isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(value, Decimal):
         return float(value)
-    if isinstance(value, float) and value != value:
-        return "NaN"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
     return value
 
 
-def _json_fallback(column: pa.Array) -> pa.Array:
-    values = [None if v is None else _dumps(_python_json(v)) for v in column.to_pylist()]
+def _json_fallback(column: pa.Array, zone: str | None = None) -> pa.Array:
+    dtype = column.type
+    values = [
+        None if v is None else _dumps(_python_json(v, dtype, zone)) for v in column.to_pylist()
+    ]
     return pa.array(values, pa.string())
 
 
-def json_values(column: pa.Array) -> pa.Array:
+def json_values(column: pa.Array, zone: str | None = None) -> pa.Array:
     """Each value as JSON text (null where the value is null)."""
     dtype = column.type
     if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
@@ -237,12 +278,12 @@ def json_values(column: pa.Array) -> pa.Array:
     if pa.types.is_floating(dtype):
         return _json_float(column)
     if pa.types.is_timestamp(dtype):
-        return _quoted(iso_timestamps(column))
+        return _quoted(iso_timestamps(column, zone))
     if pa.types.is_date(dtype):
         return _quoted(iso_dates(column))
     if pa.types.is_null(dtype):
         return pa.nulls(len(column), pa.string())
-    return _json_fallback(column)
+    return _json_fallback(column, zone)
 
 
 def _quoted_fixed(column: pa.Array) -> Fixed | None:
@@ -337,19 +378,22 @@ def _constant_json(column: pa.Array) -> str | None:
     return text
 
 
-def json_lines(batch: pa.RecordBatch, ignore_null_fields: bool = True) -> pa.Array:
+def json_lines(
+    batch: pa.RecordBatch, ignore_null_fields: bool = True, zone: str | None = None
+) -> pa.Array:
     """One JSON object per row, each ending with a newline (a string array, no nulls)."""
     names = [json.dumps(name, ensure_ascii=False) for name in batch.schema.names]
     if not names:
         return pa.array(["{}\n"] * batch.num_rows, pa.string())
     values: list[str | Fixed | pa.Array] = []
     for column in batch.columns:
-        constant = _constant_json(column)
-        fixed = _quoted_fixed(column) if constant is None else None
+        # The fast layouts write UTC ("Z"); a timeZone option takes the general path.
+        constant = _constant_json(column) if zone is None else None
+        fixed = _quoted_fixed(column) if constant is None and zone is None else None
         if constant is not None:
             values.append(constant)
         else:
-            values.append(fixed if fixed is not None else json_values(column))
+            values.append(fixed if fixed is not None else json_values(column, zone))
     if not ignore_null_fields:
         values = [v.fill_null("null") if isinstance(v, pa.Array) else v for v in values]
     if all(not isinstance(v, pa.Array) or v.null_count == 0 for v in values):
@@ -388,7 +432,7 @@ def _csv_strings(column: pa.Array, sep: str) -> pa.Array:
     return pc.if_else(needs, quoted, strings)
 
 
-def csv_values(column: pa.Array, sep: str) -> pa.Array:
+def csv_values(column: pa.Array, sep: str, zone: str | None = None) -> pa.Array:
     """Each value as a CSV field (null where the value is null: written as nothing)."""
     dtype = column.type
     if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
@@ -396,7 +440,7 @@ def csv_values(column: pa.Array, sep: str) -> pa.Array:
     if pa.types.is_floating(dtype):
         return pc.replace_substring(_json_float(column), '"', "")
     if pa.types.is_timestamp(dtype):
-        return iso_timestamps(column)
+        return iso_timestamps(column, zone)
     if pa.types.is_date(dtype):
         return iso_dates(column)
     if pa.types.is_null(dtype):
@@ -404,9 +448,9 @@ def csv_values(column: pa.Array, sep: str) -> pa.Array:
     return pc.cast(column, pa.string())
 
 
-def csv_lines(batch: pa.RecordBatch, sep: str) -> pa.Array:
+def csv_lines(batch: pa.RecordBatch, sep: str, zone: str | None = None) -> pa.Array:
     """One CSV line per row, each ending with a newline (a string array, no nulls)."""
-    values = [csv_values(column, sep).fill_null("") for column in batch.columns]
+    values = [csv_values(column, sep, zone).fill_null("") for column in batch.columns]
     if not values:
         return pa.array(["\n"] * batch.num_rows, pa.string())
     return pc.binary_join_element_wise(

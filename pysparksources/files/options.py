@@ -62,6 +62,7 @@ class ReaderOptions:
     timestamp_format: str | None = None
     wholetext: bool = False
     line_sep: str | None = None
+    time_zone: str | None = None
     ignore_corrupt_files: bool = False
     ignore_missing_files: bool = False
 
@@ -142,7 +143,8 @@ def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
     line_sep = opts.string("lineSep")
     if line_sep is not None and line_sep == "":
         raise opts.error("lineSep", "expected a non-empty separator")
-    from pysparksources.files._formats_read import check_datetime_pattern
+    from pysparksources.files._conversions import check_datetime_pattern
+    from pysparksources.files._zones import check_zone
 
     date_format = opts.string("dateFormat")
     timestamp_format = opts.string("timestampFormat")
@@ -153,6 +155,11 @@ def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
                 "expected a Spark datetime pattern made of yyyy, MM, dd, HH, mm, ss, "
                 "SSS..., XXX and literal separators",
             )
+    time_zone = opts.string("timeZone")
+    if time_zone is not None and check_zone(time_zone) is None:
+        raise opts.error(
+            "timeZone", "expected a time zone id such as America/Los_Angeles, UTC or +05:30"
+        )
     return ReaderOptions(
         format=fmt,
         header=opts.boolean("header", False),
@@ -166,6 +173,7 @@ def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
         timestamp_format=timestamp_format,
         wholetext=opts.boolean("wholetext", False),
         line_sep=line_sep,
+        time_zone=time_zone,
         ignore_corrupt_files=opts.boolean("ignoreCorruptFiles", False),
         ignore_missing_files=opts.boolean("ignoreMissingFiles", False),
     )
@@ -305,6 +313,7 @@ class SinkConfig:
     csv_sep: str = ","
     ignore_null_fields: bool = True
     row_group_rows: int = 1 << 20
+    time_zone: str | None = None
     retention: ManifestRetention = field(default_factory=ManifestRetention)
     extras: dict[str, Any] = field(default_factory=dict)
 
@@ -344,6 +353,17 @@ def parse_sink_options(
     sep = options.string("sep", ",")
     if len(sep) != 1 or sep in '\r\n"':
         raise options.error("sep", "expected one character (not a quote or a line break)")
+    time_zone = options.string("timeZone")
+    if time_zone is not None:
+        from pysparksources.files._zones import check_zone
+
+        if fmt not in ("csv", "json"):
+            raise options.error("timeZone", f"this option does not apply to format {fmt}")
+        time_zone = check_zone(time_zone)
+        if time_zone is None:
+            raise options.error(
+                "timeZone", "expected a time zone id such as America/Los_Angeles, UTC or +05:30"
+            )
     return SinkConfig(
         location=location,
         base_url=base_url,
@@ -355,6 +375,7 @@ def parse_sink_options(
         csv_sep=sep,
         ignore_null_fields=options.boolean("ignoreNullFields", True),
         row_group_rows=options.integer("parquetRowGroupRows", 1 << 20, minimum=1),
+        time_zone=time_zone,
         retention=ManifestRetention(
             enabled=options.boolean("logDeletion", True),
             min_batches=options.integer("minBatchesToRetain", 100, minimum=1),

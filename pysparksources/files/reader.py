@@ -91,17 +91,18 @@ def _config(options: dict[str, str], streaming: bool | None) -> SourceConfig:
 
 
 def _require_folder(config: SourceConfig) -> None:
-    """Refuse a missing folder at query start, as Spark's file source does.
+    """Refuse a missing folder at query start, as Spark's file source does (a file is read alone).
 
     Reading a typo'd path as an empty stream would wait forever without a word. A glob may
     match nothing yet: that stays allowed, as in Spark.
     """
-    if config.pattern is not None or config.location.filesystem().isdir(config.base):
+    fs = config.location.filesystem()
+    if config.pattern is not None or fs.isdir(config.base) or fs.isfile(config.base):
         return
     error = OptionError.invalid(
         "pyfile",
         "path",
-        "the folder does not exist (or is not a folder): create it before the query starts, "
+        "the folder (or file) does not exist: create it before the query starts, "
         "or give a glob pattern, which may match nothing yet",
         config.location.url(config.base),
     )
@@ -551,16 +552,17 @@ class FileBatchReader(DataSourceReader):  # type: ignore[misc]
         cfg = self._config
         files = sorted(SourceLister(cfg).files(), key=lambda f: f.path)
         context = ReadContext(cfg.location, self._target, cfg.reader)
-        return list(
-            plan_partitions(
-                [(f.path, f.size) for f in files],
-                cfg.base,
-                context,
-                cfg.max_partition_bytes,
-                cfg.open_cost_bytes,
-                with_partition_values=_reads_partition_values(cfg),
-            )
+        planned = plan_partitions(
+            [(f.path, f.size) for f in files],
+            cfg.base,
+            context,
+            cfg.max_partition_bytes,
+            cfg.open_cost_bytes,
+            with_partition_values=_reads_partition_values(cfg),
         )
+        # No files: one partition reading nothing, so the frame is empty, as Spark's is (the
+        # engine fails with a bare AssertionError on an empty partition list).
+        return list(planned) or [FilePartition(0, (), context)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, FilePartition)

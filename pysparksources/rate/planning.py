@@ -129,6 +129,14 @@ class TimeModePlanner(Planner):
         high = max_second(self.config.rows_per_second)
         return self._offset(int(start["createdMs"]), self._second_of(total, 0, high), total)
 
+    def available_now_target(self, start: Offset, now_ms: int) -> Offset:
+        # A finite stream is available whole, as batch mode and spark.read make it: rows not
+        # yet due keep the timestamps of the seconds they belong to. An endless stream stops
+        # at what is due now.
+        if self.config.total_rows is None or int(start["value"]) >= self.config.total_rows:
+            return self.available(start, now_ms)
+        return self.end_of_stream(start)
+
     def _second_of(self, value: int, low: int, high: int) -> int:
         cfg = self.config
         return second_of_value(value, low, high, cfg.rows_per_second, cfg.ramp_up_seconds)

@@ -204,6 +204,24 @@ def test_available_now_reads_in_limited_batches_then_stops(session: Any, tmp_pat
     assert rows == [(v, (v // 1000) * 1000) for v in range(5000)]
 
 
+def test_available_now_reads_a_finite_time_mode_stream_whole(session: Any, tmp_path: Path) -> None:
+    """A new time-mode query has no rows due yet; with totalRows AvailableNow reads them all."""
+    df = (
+        session.readStream.format("pyrate")
+        .option("rowsPerSecond", 1000)
+        .option("totalRows", 2500)
+        .option("maxRowsPerTrigger", 1000)
+        .load()
+    )
+    query = to_parquet(df, tmp_path / "out", tmp_path / "ckpt", availableNow=True)
+    assert query.awaitTermination(120)
+    assert [p["numInputRows"] for p in data_batches(query)] == [1000, 1000, 500]
+    rows = collect_rows(session, tmp_path / "out", "value,unix_millis(timestamp)")
+    created = rows[0][1]
+    # Every batch ends at a whole second: Spark's rate timestamps, creation + 1 ms per row.
+    assert rows == [(v, created + v) for v in range(2500)]
+
+
 def test_available_now_backlog_respects_the_limit_unlike_sparks_rate(
     spark: Any, tmp_path: Path
 ) -> None:

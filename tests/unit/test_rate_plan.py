@@ -172,6 +172,27 @@ def test_available_now_in_time_mode_freezes_the_target() -> None:
     assert reader.latestOffset(second, ReadMaxRows(10)) == second
 
 
+def test_available_now_in_time_mode_delivers_a_finite_stream_whole() -> None:
+    """A new time-mode query has no rows due yet; with totalRows it reads them all anyway."""
+    clock = FakeClock(1_000_000)
+    options = {"rowsPerSecond": "10", "totalRows": "25", "maxRowsPerTrigger": "10"}
+    reader = RateStreamReader(parse_rate_options(options), clock)
+    reader.prepareForTriggerAvailableNow()
+    start = offset = reader.initialOffset()
+    sizes = []
+    while (end := reader.latestOffset(offset, ReadMaxRows(10))) != offset:
+        sizes.append(end["value"] - offset["value"])
+        offset = end
+    assert sizes == [10, 10, 5]
+    assert offset == {"createdMs": 1_000_000, "second": 2, "value": 25}
+    rows = rows_of(reader, start, offset)
+    # Batches cut at whole seconds: Spark's rate timestamps, creation + value * 100 ms.
+    assert sorted((v, t) for _, v, t in rows) == [
+        (v, (1_000_000 + v * 100) * 1000) for v in range(25)
+    ]
+    assert reader.reportLatestOffset() == offset
+
+
 def test_total_rows_ends_the_stream() -> None:
     clock = FakeClock(0)
     reader = RateStreamReader(parse_rate_options({"rowsPerSecond": "10", "totalRows": "25"}), clock)

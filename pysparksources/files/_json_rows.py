@@ -1,0 +1,141 @@
+"""JSON Lines that pyarrow's reader refuses but Spark's reads, parsed with Python's json.
+
+pyarrow's JSON reader is fast but strict: it has no maps, and a float column holding Spark's
+quoted ``"NaN"``/``"Infinity"`` fails it, as does a string column holding a number (Spark reads
+the number's text). The reader falls back to this module for such a file; values come out in
+the types :func:`arrow_read_type` asked pyarrow for (timestamps, dates and binary as text),
+so both paths are finished by the same conversions.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+
+__all__ = ["arrow_read_type", "has_map", "python_batches"]
+
+_NON_FINITE = {
+    "NaN": float("nan"),
+    "Infinity": float("inf"),
+    "+Infinity": float("inf"),
+    "-Infinity": float("-inf"),
+    "INF": float("inf"),
+    "+INF": float("inf"),
+    "-INF": float("-inf"),
+}
+
+
+def arrow_read_type(target: pa.DataType) -> pa.DataType:
+    """What to ask a JSON parser for: text for the types Spark writes as strings."""
+    if pa.types.is_timestamp(target) or pa.types.is_date(target) or pa.types.is_binary(target):
+        return pa.string()
+    if pa.types.is_struct(target):
+        return pa.struct([pa.field(f.name, arrow_read_type(f.type)) for f in target])
+    if pa.types.is_map(target):
+        return pa.map_(arrow_read_type(target.key_type), arrow_read_type(target.item_type))
+    if pa.types.is_list(target) or pa.types.is_large_list(target):
+        return pa.list_(arrow_read_type(target.value_type))
+    return target
+
+
+def has_map(target: pa.DataType) -> bool:
+    if pa.types.is_map(target):
+        return True
+    if pa.types.is_struct(target):
+        return any(has_map(f.type) for f in target)
+    if pa.types.is_list(target) or pa.types.is_large_list(target):
+        return has_map(target.value_type)
+    return False
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _text(value: Any) -> str:
+    """A JSON value as a string column holds it (Spark keeps a non-string value's text)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Decimal):
+        return str(value)
+    return json.dumps(_plain(value), separators=(",", ":"), ensure_ascii=False)
+
+
+def _value(value: Any, dtype: pa.DataType) -> Any:
+    if value is None:
+        return None
+    if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
+        return _text(value)
+    if pa.types.is_floating(dtype):
+        if isinstance(value, str):
+            if value not in _NON_FINITE:
+                raise ValueError(f"{value!r} is not a {dtype} value")
+            return _NON_FINITE[value]
+        if isinstance(value, bool):
+            raise ValueError(f"{value!r} is not a {dtype} value")
+        return float(value)
+    if pa.types.is_integer(dtype):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{value!r} is not a {dtype} value")
+        return value
+    if pa.types.is_decimal(dtype):
+        if isinstance(value, (bool, str)):
+            raise ValueError(f"{value!r} is not a {dtype} value")
+        return Decimal(value)
+    if pa.types.is_boolean(dtype):
+        if not isinstance(value, bool):
+            raise ValueError(f"{value!r} is not a boolean value")
+        return value
+    if pa.types.is_struct(dtype):
+        if not isinstance(value, dict):
+            raise ValueError(f"{_text(value)[:40]!r} is not an object")
+        return {f.name: _value(value.get(f.name), f.type) for f in dtype}
+    if pa.types.is_map(dtype):
+        if not isinstance(value, dict):
+            raise ValueError(f"{_text(value)[:40]!r} is not an object")
+        return [(_value(k, dtype.key_type), _value(v, dtype.item_type)) for k, v in value.items()]
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        if not isinstance(value, list):
+            raise ValueError(f"{_text(value)[:40]!r} is not an array")
+        return [_value(v, dtype.value_type) for v in value]
+    return value
+
+
+def python_batches(
+    f: Any, encoding: str, schema: pa.Schema, batch_rows: int, skip: int = 0
+) -> Iterator[pa.RecordBatch]:
+    """``schema``-typed batches (read types) of a JSON Lines file, less its first ``skip`` rows."""
+    text = io.TextIOWrapper(f, encoding=encoding, newline=None)
+    struct = pa.struct(list(schema))
+    rows: list[dict[str, Any]] = []
+    seen = 0
+    for number, line in enumerate(text, 1):
+        if not line.strip():
+            continue
+        seen += 1
+        if seen <= skip:
+            continue
+        try:
+            record = json.loads(line, parse_float=Decimal)
+            if not isinstance(record, dict):
+                raise ValueError("a line is not a JSON object")
+            rows.append({fld.name: _value(record.get(fld.name), fld.type) for fld in schema})
+        except ValueError as error:
+            raise ValueError(f"line {number}: {error}") from None
+        if len(rows) >= batch_rows:
+            yield pa.RecordBatch.from_struct_array(pa.array(rows, struct))
+            rows = []
+    text.detach()
+    if rows:
+        yield pa.RecordBatch.from_struct_array(pa.array(rows, struct))

@@ -10,6 +10,7 @@ a batch reads [start, end) of every partition.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import time
@@ -22,12 +23,13 @@ from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
     ReadLimit,
     ReadMaxRows,
+    ReadMinRows,
     SupportsTriggerAvailableNow,
 )
 
 from pysparksources._offsets import canonical_offset
 from pysparksources.eventhubs import _task_stats as task_stats
-from pysparksources.eventhubs._admission import next_end
+from pysparksources.eventhubs._admission import TriggerGate, next_end
 from pysparksources.eventhubs._arrowize import to_record_batch
 from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo
 from pysparksources.eventhubs._receivers import DataLossError, PositionedReceiver, acquire, release
@@ -67,7 +69,17 @@ def _lost(config: SourceConfig, pid: str, first: int, retained: int) -> str:
 
 
 def _check_partition_ids(config: SourceConfig, ids: dict[str, Any]) -> None:
-    """Per-partition positions must name partitions the hub has (a typo is not silent)."""
+    """``partitions`` and per-partition positions must name partitions the hub has, and
+    positions only partitions that are read (a typo is not silent)."""
+    hub = config.connection.describe()
+    if config.partitions is not None:
+        unknown = sorted(set(config.partitions) - set(ids), key=int)
+        if unknown:
+            raise ValueError(
+                f"pyeventhub: option 'partitions' names partition(s) {', '.join(unknown)} but "
+                f"{hub} has partitions {', '.join(ids)}"
+            )
+    read = set(ids) if config.partitions is None else set(config.partitions)
     for name, given in (
         ("startingPositions", config.starting_per_partition),
         ("endingPositions", config.ending_per_partition),
@@ -76,8 +88,37 @@ def _check_partition_ids(config: SourceConfig, ids: dict[str, Any]) -> None:
         if unknown:
             raise ValueError(
                 f"pyeventhub: option '{name}' names partition(s) {', '.join(unknown)} but "
-                f"{config.connection.describe()} has partitions {', '.join(ids)}"
+                f"{hub} has partitions {', '.join(ids)}"
             )
+        unread = sorted(set(given) - read, key=int)
+        if unread:
+            raise ValueError(
+                f"pyeventhub: option '{name}' names partition(s) {', '.join(unread)} that "
+                f"option 'partitions' ({','.join(config.partitions or ())}) does not read"
+            )
+
+
+def _read_partitions(config: SourceConfig, infos: dict[str, PartitionInfo]) -> list[str]:
+    """The partition ids a query reads: ``partitions`` if given, else every one of the hub."""
+    if config.partitions is None:
+        return list(infos)
+    return [pid for pid in infos if pid in config.partitions]
+
+
+def _check_checkpoint_partitions(config: SourceConfig, positions: dict[str, int]) -> None:
+    """With ``partitions``, a checkpoint must hold exactly those: the set is fixed for the
+    life of a checkpoint (a partition dropped would silently stop being read, one added
+    would need a starting position that only a new query applies)."""
+    if config.partitions is None or set(positions) == set(config.partitions):
+        return
+    held = ",".join(sorted(positions, key=int))
+    resume = json.dumps({pid: {"seqNo": positions[pid]} for pid in sorted(positions, key=int)})
+    raise ValueError(
+        f"pyeventhub: option 'partitions' is {','.join(config.partitions)} but the checkpoint "
+        f"reads partitions {held}; the set is fixed for the life of a checkpoint. To change "
+        f"it, start a new checkpoint with startingPositions {resume} (the checkpoint's "
+        "positions) and startingPosition for the partitions added"
+    )
 
 
 def _clamp_expired(
@@ -106,6 +147,13 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._frozen: dict[str, int] | None = None
         self._latest: dict[str, int] | None = None
         self._initial: Offset | None = None
+        self._checkpoint_checked = False
+        cfg = self._config
+        self._gate = (
+            None
+            if cfg.min_events_per_trigger is None
+            else TriggerGate(cfg.min_events_per_trigger, cfg.max_trigger_delay_s, time.monotonic)
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -118,6 +166,10 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._meta
 
     def getDefaultReadLimit(self) -> ReadLimit:
+        # No composite limit exists for Python sources: with both bounds the engine hands back
+        # ReadMinRows and latestOffset applies maxEventsPerTrigger from the options.
+        if self._config.min_events_per_trigger is not None:
+            return ReadMinRows(self._config.min_events_per_trigger)
         if self._config.max_events_per_trigger is not None:
             return ReadMaxRows(self._config.max_events_per_trigger)
         return ReadAllAvailable()
@@ -136,26 +188,45 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 cfg,
                 {
                     pid: meta.resolve(pid, cfg.starting_per_partition.get(pid, cfg.starting))
-                    for pid in infos
+                    for pid in _read_partitions(cfg, infos)
                 },
             )
         return self._initial
 
     def prepareForTriggerAvailableNow(self) -> None:
         infos = self._metadata().partitions(fresh=True)
-        self._frozen = {pid: info.latest for pid, info in infos.items()}
+        self._frozen = {pid: infos[pid].latest for pid in _read_partitions(self._config, infos)}
 
     def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:
+        cfg = self._config
         infos = self._metadata().partitions()
-        begin = _positions_of(self._config, start)
-        latest = {pid: info.latest for pid, info in infos.items()}
+        begin = _positions_of(cfg, start)
+        if not self._checkpoint_checked:  # a restarted query meets its options here first
+            _check_partition_ids(cfg, infos)
+            _check_checkpoint_partitions(cfg, begin)
+            self._checkpoint_checked = True
+        latest = {pid: infos[pid].latest for pid in _read_partitions(cfg, infos)}
         self._latest = latest
         if self._frozen is not None:
             latest = dict(self._frozen)
-        max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         beginnings = {pid: info.beginning for pid, info in infos.items()}
+        if isinstance(limit, ReadMaxRows):
+            max_rows: int | None = limit.max_rows
+        elif isinstance(limit, ReadMinRows):
+            max_rows = cfg.max_events_per_trigger
+            # AvailableNow ends at the first trigger that finds nothing new: holding events
+            # back there would end the run early, so it reads at once.
+            if self._gate is not None and self._frozen is None:
+                everything = next_end(begin, latest, beginnings, None)
+                waiting = sum(
+                    everything[pid] - begin.get(pid, beginnings.get(pid, 0)) for pid in everything
+                )
+                if not self._gate.admit(waiting):
+                    return _offset(cfg, begin)
+        else:
+            max_rows = None  # ReadAllAvailable
         end = next_end(begin, latest, beginnings, max_rows)
-        return _offset(self._config, end)
+        return _offset(cfg, end)
 
     def reportLatestOffset(self) -> Offset | None:
         if self._latest is None:
@@ -200,7 +271,7 @@ class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
             infos = meta.partitions(fresh=True)
             _check_partition_ids(cfg, infos)
             ranges = {}
-            for pid in infos:
+            for pid in _read_partitions(cfg, infos):
                 lo = meta.resolve(pid, cfg.starting_per_partition.get(pid, cfg.starting))
                 hi = meta.resolve(pid, cfg.ending_per_partition.get(pid, cfg.ending))
                 ranges[pid] = (lo, min(hi, infos[pid].latest))

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, TypeVar
 
 from pysparksources.eventhubs._positions import Position
@@ -30,6 +31,7 @@ class PartitionInfo:
     beginning: int  # first retained sequence number
     latest: int  # last enqueued sequence number + 1: the next one to be written
     empty: bool
+    last_enqueued: datetime | None = None  # when event latest - 1 was enqueued; None if empty
 
 
 class HubMetadata:
@@ -144,7 +146,8 @@ class HubMetadata:
         last = int(props["last_enqueued_sequence_number"])
         empty = bool(props["is_empty"])
         beginning = last + 1 if empty else int(props["beginning_sequence_number"])
-        return PartitionInfo(beginning, last + 1, empty)
+        enqueued = None if empty else props.get("last_enqueued_time_utc")
+        return PartitionInfo(beginning, last + 1, empty, enqueued)
 
     def resolve(self, pid: str, position: Position) -> int:
         """The next sequence number to read for ``position`` in partition ``pid``."""

@@ -15,6 +15,7 @@ import logging
 import math
 import time
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -39,12 +40,15 @@ from pysparksources.eventhubs.planning import EventHubPartition, plan_partitions
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
-__all__ = ["EventHubBatchReader", "EventHubStreamReader", "read_partition"]
+__all__ = ["LAST_ENQUEUED_KEY", "EventHubBatchReader", "EventHubStreamReader", "read_partition"]
 
 log = logging.getLogger(__name__)
 Offset = dict[str, Any]
 _LINK_RETRIES = 3
 _ROWS_PER_ARROW_BATCH = 8192
+# The reported latest offset's key for each partition's newest enqueued time (see
+# reportLatestOffset); pysparksources.monitoring reads it.
+LAST_ENQUEUED_KEY = "@lastEnqueuedTime"
 
 
 def _positions_of(config: SourceConfig, offset: Offset) -> dict[str, int]:
@@ -59,6 +63,12 @@ def _positions_of(config: SourceConfig, offset: Offset) -> dict[str, int]:
 
 def _offset(config: SourceConfig, positions: dict[str, int]) -> Offset:
     return canonical_offset({config.connection.event_hub: positions})
+
+
+def _iso_millis(moment: datetime) -> str:
+    """``2026-11-23T10:00:00.123Z``: the service stamps milliseconds, in UTC."""
+    utc = moment.astimezone(timezone.utc)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
 def _lost(config: SourceConfig, pid: str, first: int, retained: int) -> str:
@@ -146,6 +156,7 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._meta: HubMetadata | None = None
         self._frozen: dict[str, int] | None = None
         self._latest: dict[str, int] | None = None
+        self._enqueued: dict[str, datetime | None] = {}
         self._initial: Offset | None = None
         self._checkpoint_checked = False
         cfg = self._config
@@ -207,6 +218,7 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._checkpoint_checked = True
         latest = {pid: infos[pid].latest for pid in _read_partitions(cfg, infos)}
         self._latest = latest
+        self._enqueued = {pid: infos[pid].last_enqueued for pid in latest}
         if self._frozen is not None:
             latest = dict(self._frozen)
         beginnings = {pid: info.beginning for pid, info in infos.items()}
@@ -229,9 +241,17 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return _offset(cfg, end)
 
     def reportLatestOffset(self) -> Offset | None:
+        """The partitions' ends, and when each one's newest event was enqueued.
+
+        Spark only shows this in the progress (``sources[].latestOffset``); it never enters
+        the offset log, so the extra key cannot change what a checkpoint holds. The key starts
+        with ``@``, which an Event Hub name cannot, so it never collides with the hub's.
+        """
         if self._latest is None:
             return None
-        return _offset(self._config, self._latest)
+        report = {self._config.connection.event_hub: self._latest}
+        times = {pid: _iso_millis(t) for pid, t in self._enqueued.items() if t is not None}
+        return canonical_offset({**report, LAST_ENQUEUED_KEY: times})
 
     def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:
         begin = _positions_of(self._config, start)

@@ -2,75 +2,64 @@
 
 Two streaming queries on a local Spark, with the package's Event Hubs emulator standing in
 for Azure: pyrate → pyeventhub sink, and pyeventhub source → pyfile sink (parquet). Each
-batch's rows, latency and lag are printed as it completes; at the end Spark's own parquet
-reader checks that every generated row arrived exactly once.
+batch's rows, latency and lag (from :class:`pysparksources.monitoring.LagListener`) are printed
+as it completes; at the end Spark's own parquet reader checks that every generated row arrived
+exactly once.
 """
 
 from __future__ import annotations
 
-import json
+import logging
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from pysparksources._local_spark import local_session
+from pysparksources.monitoring import LagListener
 
 __all__ = ["run_demo"]
 
 HUB = "demo"
 
 
-def _offset(value: Any) -> dict[str, Any]:
-    parsed: dict[str, Any] = json.loads(value) if isinstance(value, str) else value
-    return parsed
+def _lag_text(source: dict[str, Any]) -> str:
+    if source["format"] == "pyrate":
+        return f"lag {source['rowsBehind']:>6} rows"
+    seconds = source["secondsBehind"]
+    shown = "?" if seconds is None else f"{seconds:.1f}"
+    return f"lag {source['eventsBehind']:>6} events, >= {shown} s behind the newest"
 
 
-def _events(offset: dict[str, Any]) -> int:
-    """Total next-sequence-number of a pyeventhub offset ``{hub: {partition: n}}``."""
-    return sum(int(n) for n in offset[HUB].values())
+class _Printer(LagListener):
+    """Prints each batch of the demo's queries with the lag LagListener computes for it."""
+
+    def __init__(self, labels: dict[str, str]) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.labels = labels  # query name -> label
+        self.rows: dict[str, int] = dict.fromkeys(labels, 0)
+
+    def record(self, progress: dict[str, Any]) -> dict[str, Any] | None:
+        entry = super().record(progress)
+        name = str(progress.get("name"))
+        if name not in self.labels:
+            return entry
+        rows = sum(int(s.get("numInputRows") or 0) for s in progress["sources"])
+        self.rows[name] += rows
+        latency = progress["durationMs"].get("triggerExecution", 0)
+        lag = "lag ?" if entry is None else _lag_text(entry["sources"][0])
+        print(
+            f"{self.labels[name]} batch {progress['batchId']:>3}: {rows:>6} rows  "
+            f"latency {latency:>5} ms  {lag}",
+            flush=True,
+        )
+        return entry
 
 
-def _line(name: str, progress: dict[str, Any], lag: int, unit: str) -> str:
-    rows = sum(int(s.get("numInputRows") or 0) for s in progress["sources"])
-    latency = progress["durationMs"].get("triggerExecution", 0)
-    return (
-        f"{name} batch {progress['batchId']:>3}: {rows:>6} rows  latency {latency:>5} ms  "
-        f"lag {lag:>6} {unit}"
-    )
-
-
-def _rate_lag(source: dict[str, Any]) -> int:
-    end = _offset(source["endOffset"])
-    latest = _offset(source.get("latestOffset") or source["endOffset"])
-    return int(latest.get("value", 0)) - int(end.get("value", 0))
-
-
-def _hub_lag(source: dict[str, Any]) -> int:
-    end = _offset(source["endOffset"])
-    latest = _offset(source.get("latestOffset") or source["endOffset"])
-    return _events(latest) - _events(end)
-
-
-class _Printer:
-    """Prints each new batch of a query once."""
-
-    def __init__(self, name: str, query: Any, lag: Any, unit: str) -> None:
-        self.name, self.query, self.lag, self.unit = name, query, lag, unit
-        self.printed = -1
-        self.rows = 0
-
-    def poll(self) -> None:
-        if self.query.exception() is not None:
-            raise RuntimeError(f"{self.name} failed: {self.query.exception()}")
-        for entry in self.query.recentProgress:
-            progress = json.loads(entry.json)
-            if progress["batchId"] <= self.printed or not progress["sources"]:
-                continue
-            self.printed = progress["batchId"]
-            self.rows += sum(int(s.get("numInputRows") or 0) for s in progress["sources"])
-            lag = self.lag(progress["sources"][0])
-            print(_line(self.name, progress, lag, self.unit), flush=True)
+def _check(*queries: Any) -> None:
+    for query in queries:
+        if query.exception() is not None:
+            raise RuntimeError(f"query {query.name} failed: {query.exception()}")
 
 
 def run_demo(
@@ -90,6 +79,10 @@ def run_demo(
             f"(2 partitions); output {out}"
         )
         print(f"pyrate: {rows_per_second} rows/s, <= {max_rows} per batch, {total} rows in all")
+        printer = _Printer(
+            {"demo-produce": "pyrate -> pyeventhub   ", "demo-consume": "pyeventhub -> pyfile   "}
+        )
+        spark.streams.addListener(printer)
         produce = (
             spark.readStream.format("pyrate")
             .option("rowsPerSecond", rows_per_second)
@@ -102,6 +95,7 @@ def run_demo(
                 "map('made', CAST(timestamp AS STRING)) AS properties",
             )
             .writeStream.format("pyeventhub")
+            .queryName("demo-produce")
             .option("connectionString", conn)
             .option("checkpointLocation", f"{tmp}/ck-produce")
             .trigger(processingTime="500 milliseconds")
@@ -120,27 +114,25 @@ def run_demo(
                 "enqueuedTime",
             )
             .writeStream.format("pyfile")
+            .queryName("demo-consume")
             .option("format", "parquet")
             .option("path", str(out))
             .option("checkpointLocation", f"{tmp}/ck-consume")
             .trigger(processingTime="500 milliseconds")
             .start()
         )
-        printers = [
-            _Printer("pyrate -> pyeventhub   ", produce, _rate_lag, "rows"),
-            _Printer("pyeventhub -> pyfile   ", consume, _hub_lag, "events"),
-        ]
         deadline = time.monotonic() + timeout
         try:
-            while printers[1].rows < total:
+            # Listener events arrive just after each batch: the last one ends the wait.
+            while printer.rows["demo-consume"] < total:
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"the demo did not finish within {timeout:.0f}s")
-                for printer in printers:
-                    printer.poll()
+                _check(produce, consume)
                 time.sleep(0.2)
         finally:
             for query in (produce, consume):
                 query.stop()
+            spark.streams.removeListener(printer)
         row = spark.read.parquet(str(out)).selectExpr(
             "count(*) AS n", "count(DISTINCT value) AS distinct_values", "min(value) AS lo",
             "max(value) AS hi",

@@ -28,6 +28,10 @@ def test_demo_runs_the_full_pipeline_exactly_once() -> None:
     consumed = [line for line in lines if line.startswith("pyeventhub -> pyfile")]
     assert len(produced) >= 3 and len(consumed) >= 3
     assert all("latency" in line and "lag" in line for line in produced + consumed)
+    # Lag comes from pysparksources.monitoring.LagListener: rows for pyrate, events and
+    # seconds behind the newest enqueued time for pyeventhub.
+    assert all(line.endswith(" rows") for line in produced)
+    assert all(" events, >= " in line and "behind the newest" in line for line in consumed)
     assert sum(int(line.split(":")[1].split()[0]) for line in consumed) == 4500
     assert "pyfile output holds 4500 rows, values 0..4499, each exactly once" in result.stdout
 

@@ -4,18 +4,23 @@ After ``pip install pysparksources`` every source is registered automatically on
 (Spark imports the top-level ``pyspark_*`` shim modules). :func:`register` does the same
 explicitly, for sessions where automatic lookup has already run or was skipped.
 
-Importing this package starts no JVM and imports no optional dependency.
+Importing this package starts no JVM and imports no optional dependency. It does log a warning
+(once) when Spark would start its Python workers with another interpreter than this one.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pysparksources import _worker_python
 from pysparksources._options import OptionError
 from pysparksources._registry import SOURCES, load_source
+from pysparksources._worker_python import WorkerPythonError
 
-__all__ = ["OptionError", "__version__", "register", "source_names"]
+__all__ = ["OptionError", "WorkerPythonError", "__version__", "register", "source_names"]
 __version__ = "0.1.0"
+
+_worker_python.warn_at_import()
 
 
 def source_names() -> list[str]:
@@ -23,7 +28,7 @@ def source_names() -> list[str]:
     return sorted(SOURCES)
 
 
-def register(spark: Any, *names: str) -> list[str]:
+def register(spark: Any, *names: str, check_workers: bool = True) -> list[str]:
     """Register sources on ``spark`` (classic or Spark Connect) and return their names.
 
     Parameters
@@ -32,8 +37,16 @@ def register(spark: Any, *names: str) -> list[str]:
         A ``pyspark.sql.SparkSession``; Spark Connect sessions work the same way.
     names:
         Short names (``"pyrate"``); all sources when empty.
+    check_workers:
+        First make sure the Python that Spark starts for this session's workers imports
+        pysparksources (one probe resolved by Spark, about a second), and raise
+        :class:`WorkerPythonError` naming the fix rather than register sources that cannot
+        run. Turn it off only when the workers get the package in a way the probe cannot see.
     """
     chosen = list(names) or source_names()
-    for name in chosen:
-        spark.dataSource.register(load_source(name))
+    sources = [load_source(name) for name in chosen]
+    if check_workers:
+        _worker_python.require_workers_import(spark)
+    for source in sources:
+        spark.dataSource.register(source)
     return chosen

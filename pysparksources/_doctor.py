@@ -10,10 +10,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from pysparksources import _worker_python as worker_python
 
 __all__ = ["run_doctor"]
 
@@ -50,7 +51,7 @@ def _worker_python() -> Check:
     chosen = os.environ.get("PYSPARK_PYTHON")
     python = chosen or shutil.which("python3") or "python3"
     how = "PYSPARK_PYTHON" if chosen else "python3 from PATH (PYSPARK_PYTHON is unset)"
-    fix = f"export PYSPARK_PYTHON={sys.executable}   (or pip install pysparksources into {python})"
+    fix = f"{worker_python.fix()}   (or pip install pysparksources into {python})"
     try:
         result = subprocess.run(
             [python, "-c", _IMPORT_SHIMS], capture_output=True, text=True, timeout=120
@@ -62,6 +63,12 @@ def _worker_python() -> Check:
         return Check("worker Python", False, f"{how} = {python}: {last}", fix)
     version, _, names = result.stdout.strip().partition(" ")
     detail = f"{how} = {python}: pysparksources {version}, auto-registers: {names or 'nothing'}"
+    if not names:
+        fix = (
+            "the pyspark_* modules are not on that Python's sys.path: reinstall the package "
+            "(pip install . or pip install -e . in a checkout); an editable install with "
+            "--config-settings editable_mode=strict hides them"
+        )
     return Check("worker Python", bool(names), detail, fix)
 
 
@@ -117,10 +124,7 @@ def _session_checks(builder: Callable[[], Any], label: str) -> list[Check]:
 
 def run_doctor(master: str = "local[1]", connect_url: str | None = None) -> int:
     """Run every check, print them, and return 0 when all passed."""
-    checks = [_java()]
-    if os.environ.get("PYSPARK_PYTHON") is None:
-        print(f"note: PYSPARK_PYTHON is unset; the demo and bench set it to {sys.executable}")
-    checks.append(_worker_python())
+    checks = [_java(), _worker_python()]
     if all(c.ok for c in checks):
         from pysparksources._local_spark import local_session
 

@@ -11,7 +11,42 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["canonical", "canonical_offset", "dumps"]
+__all__ = ["OffsetError", "canonical", "canonical_offset", "checked_ints", "dumps"]
+
+# Spark keeps each batch's offsets in this file; the Python source is never told the folder.
+CHECKPOINT_FILE = "<checkpointLocation>/offsets/<batchId>"
+_LONG = 2**63 - 1
+
+
+class OffsetError(ValueError):
+    """An offset Spark read back from the query's checkpoint is not one this source wrote."""
+
+
+def offset_error(source: str, offset: Any, problem: str) -> OffsetError:
+    """The error for an edited or foreign offset, naming the checkpoint file it came from."""
+    shown = json.dumps(offset, default=str)
+    if len(shown) > 200:
+        shown = shown[:200] + "..."
+    return OffsetError(
+        f"{source}: the offset {shown} that Spark read back from the query's checkpoint "
+        f"({CHECKPOINT_FILE}) {problem}; it was edited, or written by another source or "
+        "other options: restore it, or start from a new checkpointLocation"
+    )
+
+
+def checked_ints(
+    source: str, offset: Any, keys: tuple[str, ...], what: str, minimum: int = 0
+) -> dict[str, int]:
+    """``offset`` as exactly ``keys`` -> integers in minimum..2^63-1, or an :class:`OffsetError`."""
+    if not isinstance(offset, dict) or set(offset) != set(keys):
+        raise offset_error(source, offset, f"is not {what} (expected keys {', '.join(keys)})")
+    values = {}
+    for key in keys:
+        value = offset[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= _LONG:
+            raise offset_error(source, offset, f"has {key}={value!r}, not an integer >= {minimum}")
+        values[key] = value
+    return values
 
 
 def canonical(value: Any) -> Any:

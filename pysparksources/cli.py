@@ -17,15 +17,31 @@ __all__ = ["main"]
 Handler = Callable[[argparse.Namespace, list[str]], int]
 
 
+def _note_worker_python() -> None:
+    """Say what the user's own sessions need; demo and bench point Spark at this interpreter."""
+    from pysparksources import _worker_python
+
+    problem = None if _worker_python.already_warned() else _worker_python.path_python_problem()
+    if problem:
+        print(f"pysparksources: {problem}", file=sys.stderr)
+    if problem or _worker_python.already_warned():
+        print(
+            f"pysparksources: this command runs Spark with PYSPARK_PYTHON={sys.executable}",
+            file=sys.stderr,
+        )
+
+
 def _demo(args: argparse.Namespace, rest: list[str]) -> int:
     from pysparksources._demo import run_demo
 
+    _note_worker_python()
     return run_demo(batches=args.batches)
 
 
 def _bench(args: argparse.Namespace, rest: list[str]) -> int:
     from pysparksources.bench import main as bench
 
+    _note_worker_python()
     return bench(rest)
 
 
@@ -87,7 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     demo = commands.add_parser("demo", help="run the demo pipeline on a local Spark")
-    demo.add_argument("--batches", type=int, default=8, help="micro-batches to run (default 8)")
+    demo.add_argument(
+        "--batches",
+        type=int,
+        default=8,
+        help="micro-batches of 1500 rows pyrate writes (default 8); the reader reads them all",
+    )
     demo.set_defaults(handler=_demo)
 
     bench = commands.add_parser(

@@ -13,12 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))  # for the support package
 
 pytest_plugins = ["pysparksources.emulator.pytest_plugin"]
 
 os.environ["PYSPARK_PYTHON"] = sys.executable
+
+# Property-based fuzzing (tests/fuzz): "ci" keeps the fuzz folder under a minute on 2 cores;
+# --hypothesis-profile=long runs deep (pytest tests/fuzz --hypothesis-profile=long).
+settings.register_profile("ci", max_examples=150, deadline=None, print_blob=True)
+settings.register_profile("long", max_examples=20_000, deadline=None, print_blob=True)
+settings.load_profile("ci")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 

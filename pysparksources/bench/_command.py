@@ -21,6 +21,7 @@ SCENARIOS = {
     "files-sink": "pysparksources.bench.files_sink",
     "eventhubs-source": "pysparksources.bench.eventhubs_source",
     "eventhubs-sink": "pysparksources.bench.eventhubs_sink",
+    "eventhubs-avro": "pysparksources.bench.eventhubs_avro",
     "emulator": "pysparksources.bench.emulator",
 }
 

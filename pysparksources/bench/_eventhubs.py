@@ -7,6 +7,7 @@ the client side, as it would be against Azure.
 
 from __future__ import annotations
 
+import argparse
 import signal
 import subprocess
 import sys
@@ -16,7 +17,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["emulator_process", "fill_backlog", "plain_consumer_rate", "send_full_batches"]
+__all__ = [
+    "add_event_arguments",
+    "emulator_process",
+    "fill_backlog",
+    "plain_consumer_rate",
+    "send_full_batches",
+]
+
+
+def add_event_arguments(parser: argparse.ArgumentParser) -> None:
+    """What both Event Hubs scenarios move: how many events, how big, over how many partitions."""
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=3)
 
 
 @contextmanager

@@ -16,6 +16,7 @@ import statistics
 import time
 from typing import Any
 
+from pysparksources.bench._eventhubs import add_event_arguments
 from pysparksources.bench._harness import bench_session
 
 __all__ = ["HELP", "SPARK", "add_arguments", "pyeventhub_rate", "run"]
@@ -25,10 +26,7 @@ SPARK = True
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--events", type=int, default=200_000)
-    parser.add_argument("--size", type=int, default=1024)
-    parser.add_argument("--partitions", type=int, default=4)
-    parser.add_argument("--rounds", type=int, default=3)
+    add_event_arguments(parser)
     parser.add_argument("--max-per-trigger", type=int, default=50_000)
 
 

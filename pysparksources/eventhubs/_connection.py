@@ -3,14 +3,15 @@
 The Scala connector required an *encrypted* connection string; users hated it. Here every way
 Azure offers is a plain option, validated on the driver when the query starts. The result is
 a small picklable value that travels to executors inside the reader or writer, builds SDK
-clients there (credential objects are not picklable, so they are made where they are used),
-and never shows a secret in ``repr``, errors or descriptions.
+clients there (credential objects are not picklable, so they are made where they are used,
+once per process), and never shows a secret in ``repr``, errors or descriptions.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
@@ -97,7 +98,11 @@ class EventHubConnection:
             s or "" for s in (self.connection_string, self.key, self.sas_token, self.client_secret)
         )
         digest = hashlib.sha256(secret.encode()).hexdigest()[:16]
-        return f"{self.describe()}|{self.auth}|{self.key_name}|{self.client_id}|{digest}"
+        transport = "websockets" if self.websockets else "amqp"
+        return (
+            f"{self.describe()}|{self.auth}|{self.key_name}|{self.client_id}|{self.tenant_id}|"
+            f"{transport}|{digest}"
+        )
 
     def _client_kwargs(self, extra: dict[str, Any]) -> dict[str, Any]:
         from azure.eventhub import TransportType
@@ -107,7 +112,20 @@ class EventHubConnection:
             kwargs["transport_type"] = TransportType.AmqpOverWebsocket
         return kwargs
 
-    def _credential(self) -> Any:
+    def credential(self) -> Any:
+        """This connection's credential, one per process for all its clients.
+
+        An Entra ID credential caches its token: one per receiver would fetch a token (from
+        the managed identity endpoint, say) for every receiver a worker opens.
+        """
+        key = self.pool_key()
+        with _CREDENTIALS_LOCK:
+            found = _CREDENTIALS.get(key)
+            if found is None:
+                found = _CREDENTIALS[key] = self._new_credential()
+        return found
+
+    def _new_credential(self) -> Any:
         if self.auth == "sasKey":
             from azure.core.credentials import AzureNamedKeyCredential
 
@@ -150,7 +168,7 @@ class EventHubConnection:
                 **kwargs,
             )
         return client_class(
-            self.namespace, self.event_hub, consumer_group, self._credential(), **kwargs
+            self.namespace, self.event_hub, consumer_group, self.credential(), **kwargs
         )
 
     def producer_client(self, **kwargs: Any) -> EventHubProducerClient:
@@ -162,7 +180,11 @@ class EventHubConnection:
             return EventHubProducerClient.from_connection_string(
                 self.connection_string, eventhub_name=self.event_hub, **kwargs
             )
-        return EventHubProducerClient(self.namespace, self.event_hub, self._credential(), **kwargs)
+        return EventHubProducerClient(self.namespace, self.event_hub, self.credential(), **kwargs)
+
+
+_CREDENTIALS: dict[str, Any] = {}  # pool_key -> credential, for the life of the process
+_CREDENTIALS_LOCK = threading.Lock()
 
 
 @functools.cache
@@ -213,7 +235,7 @@ def parse_connection(options: Options) -> EventHubConnection:
         return _from_connection_string(options, connection_string, hub_option, websockets)
 
     if namespace_option is None:
-        raise options.error(
+        raise options.required(
             "connectionString",
             "set connectionString, or fullyQualifiedNamespace with a credential "
             "(sharedAccessKeyName + sharedAccessKey, sharedAccessSignature, "
@@ -221,7 +243,7 @@ def parse_connection(options: Options) -> EventHubConnection:
         )
     namespace = _namespace_host(options, namespace_option)
     if hub_option is None or not hub_option.strip():
-        raise options.error("eventHubName", "required with fullyQualifiedNamespace")
+        raise options.required("eventHubName", "the Event Hub to use with fullyQualifiedNamespace")
     auth = auth or _infer_auth(options)
     conn = EventHubConnection(
         namespace=namespace,
@@ -247,7 +269,7 @@ def _from_connection_string(
     except ValueError:
         parts = {}
     endpoint = parts.get("endpoint", "")
-    host = urlparse(endpoint).netloc
+    host = _netloc(endpoint)
     has_key = bool(parts.get("sharedaccesskeyname")) and bool(parts.get("sharedaccesskey"))
     if not host or not (has_key or parts.get("sharedaccesssignature")):
         raise options.error(
@@ -258,8 +280,8 @@ def _from_connection_string(
     entity = parts.get("entitypath")
     hub = hub_option.strip() if hub_option else entity
     if not hub:
-        raise options.error(
-            "eventHubName", "required: the connection string has no EntityPath to take it from"
+        raise options.required(
+            "eventHubName", "the connection string has no EntityPath to take the hub from"
         )
     if entity and hub_option and entity != hub:
         raise options.error(
@@ -278,12 +300,22 @@ def _from_connection_string(
 
 def _namespace_host(options: Options, text: str) -> str:
     value = text.strip()
-    host = urlparse(value).netloc if "://" in value else value.rstrip("/")
+    host = _netloc(value) if "://" in value else value.rstrip("/")
     if not host or "/" in host or ";" in host:
         raise options.error(
             "fullyQualifiedNamespace", "expected a host name such as myns.servicebus.windows.net"
         )
     return host
+
+
+def _netloc(url: str) -> str:
+    """The host[:port] of ``url``; empty when it has none or cannot be parsed (``sb://[::1``)."""
+    try:
+        parsed = urlparse(url)
+        parsed.port  # noqa: B018 -- raises ValueError for a port out of range
+    except ValueError:
+        return ""
+    return parsed.netloc
 
 
 def _infer_auth(options: Options) -> str:
@@ -304,4 +336,4 @@ def _check_credential_options(options: Options, conn: EventHubConnection) -> Non
     }.get(conn.auth, ())
     for name in required:
         if not options.has(name):
-            raise options.error(name, f"required with auth={conn.auth}")
+            raise options.required(name, f"auth={conn.auth} needs it")

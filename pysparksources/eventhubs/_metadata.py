@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import calendar
+import functools
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
+from pysparksources.eventhubs._management import ManagementCalls, ManagementTimeout
 from pysparksources.eventhubs._positions import Position
 from pysparksources.eventhubs._receivers import PositionedReceiver
 from pysparksources.eventhubs.options import SourceConfig
@@ -31,34 +33,41 @@ class PartitionInfo:
     beginning: int  # first retained sequence number
     latest: int  # last enqueued sequence number + 1: the next one to be written
     empty: bool
-    last_enqueued: datetime | None = None  # when event latest - 1 was enqueued; None if empty
+    # The last event's service offset and enqueue time: whether an event at or after an offset
+    # or time position exists at all (None when the service did not say).
+    last_offset: str | None = None
+    last_enqueued: datetime | None = None
 
 
 class HubMetadata:
-    """Partition ids and properties through one consumer client, reused for a short interval."""
+    """Partition ids and properties, reused for a short interval.
+
+    Every management call runs on a client of its own, with operationTimeout as its deadline
+    (see :mod:`_management`): the query thread, the background refresh and the concurrent
+    partition-properties calls never share an SDK client.
+    """
 
     def __init__(self, config: SourceConfig) -> None:
         self._config = config
-        self._client: Any = None
+        self._calls: ManagementCalls[Any] = ManagementCalls(
+            self._new_client, _close_client, config.operation_timeout_s, _PARALLEL_CALLS
+        )
         self._fetched_at = -1e18
         self._infos: dict[str, PartitionInfo] = {}
         self._ids: list[str] | None = None
         self._ids_at = -1e18
-        self._pool: ThreadPoolExecutor | None = None
         self._refresher: ThreadPoolExecutor | None = None
         self._refreshing: Future[dict[str, PartitionInfo]] | None = None
         self._stored_started = -1e18
         self._lock = threading.Lock()
 
-    def _consumer(self) -> Any:
-        if self._client is None:
-            self._client = self._config.connection.consumer_client(self._config.consumer_group)
-        return self._client
+    def _new_client(self) -> Any:
+        return self._config.connection.consumer_client(self._config.consumer_group)
 
     def _partition_ids(self, now: float, fresh: bool) -> list[str]:
         # Partition counts change rarely (only upwards); re-read them every half minute.
         if fresh or self._ids is None or now - self._ids_at >= _IDS_REFRESH_S:
-            ids = self._bounded(lambda: list(self._consumer().get_partition_ids()), "partition ids")
+            (ids,) = self._bounded([lambda client: client.get_partition_ids()], "partition ids")
             self._ids = [str(pid) for pid in ids]
             self._ids_at = now
         return self._ids
@@ -88,8 +97,7 @@ class HubMetadata:
         ids = self._partition_ids(time.monotonic(), fresh)
         # Each management call waits ~0.4 s in the SDK; independent calls overlap.
         found = self._bounded(
-            lambda: list(self._executor().map(self._partition_info, ids)),
-            "partition properties",
+            [functools.partial(_partition_info, pid=pid) for pid in ids], "partition properties"
         )
         return dict(sorted(zip(ids, found, strict=True), key=lambda kv: int(kv[0])))
 
@@ -120,57 +128,114 @@ class HubMetadata:
         else:  # past the grace period the query thread fetches itself and fails if it must
             log.warning("pyeventhub: refreshing partition info failed: %s", error)
 
-    def _executor(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(_PARALLEL_CALLS, "pyeventhub-metadata")
-        return self._pool
-
-    def _bounded(self, call: Callable[[], T], what: str) -> T:
-        """``call()``, failing after operationTimeout: the SDK's management calls have no
-        deadline of their own, so a service that never answers would stall the query silently."""
-        limit = self._config.operation_timeout_s
-        # A separate thread, not the pool: the pool's threads may be what ``call`` waits on.
-        box = ThreadPoolExecutor(1, "pyeventhub-metadata-call")
+    def _bounded(self, calls: Sequence[Callable[[Any], T]], what: str) -> list[T]:
+        """The calls' results, failing after operationTimeout: the SDK's management calls have
+        no deadline of their own, so a service that never answers would stall the query."""
         try:
-            return box.submit(call).result(timeout=limit)
-        except FutureTimeout:
+            return self._calls.run(calls)
+        except ManagementTimeout:
             raise TimeoutError(
                 f"pyeventhub: reading {what} of {self._config.connection.describe()} took longer "
-                f"than operationTimeout ({limit:g}s)"
+                f"than operationTimeout ({self._config.operation_timeout_s:g}s)"
             ) from None
-        finally:
-            box.shutdown(wait=False)
 
-    def _partition_info(self, pid: str) -> PartitionInfo:
-        props = self._consumer().get_partition_properties(pid)
-        last = int(props["last_enqueued_sequence_number"])
-        empty = bool(props["is_empty"])
-        beginning = last + 1 if empty else int(props["beginning_sequence_number"])
-        enqueued = None if empty else props.get("last_enqueued_time_utc")
-        return PartitionInfo(beginning, last + 1, empty, enqueued)
+    def resolve(self, positions: dict[str, Position]) -> dict[str, int]:
+        """The next sequence number to read in each partition for its position.
 
-    def resolve(self, pid: str, position: Position) -> int:
-        """The next sequence number to read for ``position`` in partition ``pid``."""
-        info = self.partitions()[pid]
-        simple = position.resolve_simple(info.beginning, info.latest)
-        if simple is not None:
-            return simple
+        Offsets and enqueued times need a receiver to find the first event at or after them;
+        those partitions are searched concurrently, each for up to operationTimeout.
+        """
+        infos = self.partitions()
+        resolved: dict[str, int] = {}
+        searches: dict[str, Position] = {}
+        for pid, position in positions.items():
+            known = _resolve_from_properties(position, infos[pid])
+            if known is None:
+                searches[pid] = position
+            else:
+                resolved[pid] = known
+        if searches:
+            workers = min(len(searches), _PARALLEL_CALLS)
+            with ThreadPoolExecutor(workers, "pyeventhub-resolve") as pool:
+                found = {pid: pool.submit(self._search, pid, p) for pid, p in searches.items()}
+                resolved.update({pid: future.result() for pid, future in found.items()})
+        return {pid: resolved[pid] for pid in positions}
+
+    def _search(self, pid: str, position: Position) -> int:
+        """The sequence number of the first event at or after an offset or time position,
+        which the partition's properties say exists."""
         start: str | Any = position.offset if position.kind == "offset" else position.enqueued_time
         receiver = PositionedReceiver(self._config, pid, start, position.inclusive)
+        limit = self._config.operation_timeout_s
         try:
-            # Nothing at or after the position yet: start where the next event will be.
-            first = receiver.first_event(min(5.0, self._config.receiver_timeout_s))
+            first = receiver.first_event(limit)
         finally:
             receiver.close()
-        return info.latest if first is None else int(first.sequence_number)
+        if first is None:
+            # Starting at the end instead would skip the events the partition holds there.
+            raise TimeoutError(
+                f"pyeventhub: finding {position.describe()} in partition {pid} of "
+                f"{self._config.connection.describe()} took longer than operationTimeout "
+                f"({limit:g}s): the partition holds events at or after it, but none arrived "
+                "(the service, its link or the credential answer slowly); raise "
+                "operationTimeout or retry"
+            )
+        return int(first.sequence_number)
 
     def close(self) -> None:
         if self._refresher is not None:
             self._refresher.shutdown(wait=False)
             self._refresher = None
-        if self._pool is not None:
-            self._pool.shutdown(wait=False)
-            self._pool = None
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        self._calls.close()
+
+
+def _close_client(client: Any) -> None:
+    client.close()
+
+
+def _partition_info(client: Any, pid: str) -> PartitionInfo:
+    props = client.get_partition_properties(pid)
+    last = int(props["last_enqueued_sequence_number"])
+    empty = bool(props["is_empty"])
+    beginning = last + 1 if empty else int(props["beginning_sequence_number"])
+    offset = props.get("last_enqueued_offset")
+    return PartitionInfo(
+        beginning,
+        last + 1,
+        empty,
+        last_offset=None if offset is None else str(offset),
+        last_enqueued=props.get("last_enqueued_time_utc"),
+    )
+
+
+def _epoch_ms(moment: datetime) -> int:
+    """Milliseconds since the epoch, computed as the SDK does for its enqueued-time filter."""
+    return calendar.timegm(moment.utctimetuple()) * 1000 + moment.microsecond // 1000
+
+
+def _event_at_or_after(position: Position, info: PartitionInfo) -> bool:
+    """Whether the partition holds an event at or after an offset or time position.
+
+    The last event decides: offsets and enqueue times only grow within a partition. When the
+    service did not report it, assume there is one (and search for it).
+    """
+    if position.kind == "offset":
+        last = info.last_offset
+        if last is None or not last.isdigit():
+            return True
+        wanted, last_offset = int(position.offset), int(last)
+        return last_offset > wanted or (position.inclusive and last_offset == wanted)
+    if info.last_enqueued is None or position.enqueued_time is None:
+        return True
+    wanted, last_ms = _epoch_ms(position.enqueued_time), _epoch_ms(info.last_enqueued)
+    return last_ms > wanted or (position.inclusive and last_ms == wanted)
+
+
+def _resolve_from_properties(position: Position, info: PartitionInfo) -> int | None:
+    """The sequence number ``position`` names, when the properties alone tell; else None."""
+    simple = position.resolve_simple(info.beginning, info.latest)
+    if simple is not None:
+        return simple
+    if info.empty or not _event_at_or_after(position, info):
+        return info.latest  # the first event at or after it is the next one written
+    return None

@@ -2,7 +2,7 @@
 
 A position is parsed on the driver at query start (errors name the option) and resolved to a
 sequence number against the partition's properties; offsets and enqueued times need one
-receive to find the first event at or after them, done by the caller (see reader.py).
+receive to find the first event at or after them, done by the caller (see _metadata.py).
 """
 
 from __future__ import annotations
@@ -63,13 +63,16 @@ _WORDS["@latest"] = END
 
 def _parse_time(value: Any) -> datetime:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value / 1000, tz=timezone.utc)  # epoch milliseconds
+        try:
+            return datetime.fromtimestamp(value / 1000, tz=timezone.utc)  # epoch milliseconds
+        except (OverflowError, ValueError, OSError):
+            raise PositionError(f"enqueuedTime {value!r} is not a time in epoch ms") from None
     if not isinstance(value, str):
         raise PositionError("enqueuedTime must be an ISO-8601 string or epoch milliseconds")
     text = value.strip().replace("Z", "+00:00")
     try:
         parsed = datetime.fromisoformat(text)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise PositionError(f"enqueuedTime {value!r} is not an ISO-8601 time") from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
@@ -92,11 +95,11 @@ def _from_dict(obj: dict[str, Any]) -> Position:
             return START
         if text == "@latest":
             return END
-        if not text.isdigit():
+        if not (text.isascii() and text.isdigit()) or len(text) > 20:
             raise PositionError(f"offset {offset!r} must be digits, '-1' or '@latest'")
         return Position("offset", offset=text, inclusive=inclusive)
     seq = obj.get("seqNo")
-    if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0:
+    if isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq < 2**63:
         return Position("seqNo", seq_no=seq, inclusive=inclusive)
     if seq == -1:
         return START
@@ -107,10 +110,7 @@ def parse_position(text: str) -> Position:
     word = text.strip().lower()
     if word in _WORDS:
         return _WORDS[word]
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        raise PositionError("not JSON and not a known word") from None
+    obj = _json(text, "not JSON and not a known word")
     if isinstance(obj, int) and not isinstance(obj, bool):
         return parse_position(json.dumps({"seqNo": obj}))
     if not isinstance(obj, dict):
@@ -121,23 +121,28 @@ def parse_position(text: str) -> Position:
 def _partition_key(key: str) -> str:
     """``"0"`` or the Scala connector's ``{"ehName": "hub", "partitionId": 0}`` key."""
     text = key.strip()
-    if text.isdigit():
+    if _is_partition_id(text):
         return str(int(text))
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        raise PositionError(f"partition key {key!r} is not a partition id") from None
-    if isinstance(obj, dict) and str(obj.get("partitionId", "")).isdigit():
+    obj = _json(text, f"partition key {key[:40]!r} is not a partition id")
+    if isinstance(obj, dict) and _is_partition_id(str(obj.get("partitionId", ""))):
         return str(int(obj["partitionId"]))
-    raise PositionError(f"partition key {key!r} is not a partition id")
+    raise PositionError(f"partition key {key[:40]!r} is not a partition id")
+
+
+def _is_partition_id(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= 9
+
+
+def _json(text: str, problem: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested beyond the stack
+        raise PositionError(problem) from None
 
 
 def parse_positions(text: str) -> dict[str, Position]:
     """Per-partition positions: ``{"0": {"seqNo": 5}, "1": "start"}``."""
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        raise PositionError("not JSON") from None
+    obj = _json(text, "not JSON")
     if not isinstance(obj, dict):
         raise PositionError("expected a JSON object keyed by partition id")
     result: dict[str, Position] = {}

@@ -1,13 +1,14 @@
 """Executor-side positioned receivers, cached across tasks of one Python worker.
 
 Python workers are reused across micro-batches, so a module-level cache keeps, per
-(connection, consumer group, partition), a receiver standing where the last task stopped. A
-background thread runs the SDK's ``receive_batch`` into a bounded queue (backpressure: the
-SDK callback blocks while the queue is full); a task drains it up to its range end and parks
-the receiver. A task that starts elsewhere recreates it. Idle receivers are closed by a
-reaper thread, and so is a parked receiver that burns CPU without receiving (see
-``PositionedReceiver.spinning``). Each receiver owns its SDK client: closing a client is the
-SDK's only way to stop one ``receive_batch`` call.
+(connection, consumer group, partition and every setting a receiver is built with), a
+receiver standing where the last task stopped. A background thread runs the SDK's
+``receive_batch`` into a queue bounded in bytes across all receivers of the process
+(backpressure: the SDK callback blocks while there is no room); a task drains it up to its
+range end and parks the receiver. A task that starts elsewhere recreates it. Idle receivers
+are closed by a reaper thread, and so is a parked receiver that burns CPU without receiving
+(see ``PositionedReceiver.spinning``). Each receiver owns its SDK client: closing a client is
+the SDK's only way to stop one ``receive_batch`` call.
 """
 
 from __future__ import annotations
@@ -22,22 +23,100 @@ from typing import Any
 
 from pysparksources.eventhubs.options import SourceConfig
 
-__all__ = ["DataLossError", "PositionedReceiver", "acquire", "reap_once", "release"]
+__all__ = [
+    "DataLossError",
+    "PositionedReceiver",
+    "acquire",
+    "close_all",
+    "reap_once",
+    "release",
+]
 
 log = logging.getLogger(__name__)
-_QUEUE_BATCHES = 4  # bounds a parked receiver's memory: 4 x receiveBatchSize events
+_QUEUE_BATCHES = 4  # bounds how far a receiver reads ahead: 4 x receiveBatchSize events
+# Python objects of one received event besides its body (EventData, annotations): ~1.4 KB
+# measured with tracemalloc on azure-eventhub 5.15.
+_EVENT_OVERHEAD_BYTES = 1536
 _REAP_INTERVAL_S = 1.0
 # A parked receiver's thread is idle (~0.1 % of a core measured) or blocked on a full queue.
 # One retrying a lost connection in the SDK's loop used ~20 % with no event delivered.
 _SPIN_CPU_PER_CHECK_S = 0.05
 _SPIN_STRIKES = 3
-_CACHE: dict[tuple[str, str, str], PositionedReceiver] = {}
+_CACHE: dict[tuple[object, ...], PositionedReceiver] = {}
 _LOCK = threading.Lock()
 _REAPER: threading.Thread | None = None
 
 
 class DataLossError(RuntimeError):
     """Events of a planned range expired (retention) before they were read."""
+
+
+def _event_bytes(event: Any) -> int:
+    """Memory one received event holds, roughly: its body plus the SDK's objects around it."""
+    body = event.raw_amqp_message.body
+    if isinstance(body, (bytes, str)):
+        return len(body) + _EVENT_OVERHEAD_BYTES
+    try:
+        return sum(len(part) for part in body) + _EVENT_OVERHEAD_BYTES
+    except TypeError:  # an AMQP value body: small, or at least not measurable cheaply
+        return _EVENT_OVERHEAD_BYTES
+
+
+class _ByteBudget:
+    """Bytes of received events waiting in this process's receivers, all partitions together.
+
+    A receiver may add events while the total stays within its limit (receiverBufferBytes;
+    half of it while parked, so parked receivers never take the room of the one a task is
+    reading), and always when it holds none: an event larger than the limit still flows,
+    one at a time.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._held: dict[PositionedReceiver, int] = {}
+        self.used = 0
+
+    def room(self, owner: PositionedReceiver) -> int:
+        with self._cond:
+            return owner.buffer_limit() - self.used
+
+    def reserve(self, owner: PositionedReceiver, size: int, stop: threading.Event) -> bool:
+        """Wait for room for ``size`` bytes and take it; False once ``stop`` is set."""
+        with self._cond:
+            while not stop.is_set():
+                held = self._held.get(owner, 0)
+                if held == 0 or self.used + size <= owner.buffer_limit():
+                    self._held[owner] = held + size
+                    self.used += size
+                    return True
+                self._cond.wait(0.2)
+            return False
+
+    def release(self, owner: PositionedReceiver, size: int) -> None:
+        with self._cond:
+            held = self._held.get(owner)
+            if held is None:  # forgotten: the receiver was closed
+                return
+            if held > size:
+                self._held[owner] = held - size
+            else:
+                del self._held[owner]
+            self.used -= min(held, size)
+            self._cond.notify_all()
+
+    def forget(self, owner: PositionedReceiver) -> None:
+        """Give back everything a closed receiver held (its queue is dropped with it)."""
+        with self._cond:
+            self.used -= self._held.pop(owner, 0)
+            self._cond.notify_all()
+
+    def wake(self) -> None:
+        """A receiver's limit grew (it was taken for a task): waiting receivers look again."""
+        with self._cond:
+            self._cond.notify_all()
+
+
+_BUDGET = _ByteBudget()
 
 
 class PositionedReceiver:
@@ -56,8 +135,11 @@ class PositionedReceiver:
             (position if inclusive else position + 1) if isinstance(position, int) else None
         )
         self.last_used = time.monotonic()
+        self._active = True  # read by a task (or the driver) now, not parked
         self._pending: list[Any] = []
-        self._queue: queue.Queue[list[Any] | BaseException] = queue.Queue(_QUEUE_BATCHES)
+        self._queue: queue.Queue[tuple[list[Any], int] | BaseException] = queue.Queue(
+            _QUEUE_BATCHES
+        )
         self._stop = threading.Event()
         self._failed = False
         self._deliveries = 0
@@ -90,7 +172,7 @@ class PositionedReceiver:
             self._failed = True
             self._put(e)
 
-    def _put(self, item: list[Any] | BaseException) -> None:
+    def _put(self, item: tuple[list[Any], int] | BaseException) -> None:
         while not self._stop.is_set():
             try:
                 self._queue.put(item, timeout=0.2)
@@ -99,9 +181,34 @@ class PositionedReceiver:
                 continue
 
     def _on_batch(self, _context: Any, events: list[Any]) -> None:
-        if events:
-            self._deliveries += 1
-            self._put(list(events))
+        """Queue the SDK's batch in chunks that fit the process's byte budget (blocking the
+        SDK, which then stops reading from the socket, until a task makes room)."""
+        if not events:
+            return
+        self._deliveries += 1
+        sizes = [_event_bytes(event) for event in events]
+        start = 0
+        while start < len(events):
+            room = _BUDGET.room(self)
+            end, size = start + 1, sizes[start]
+            while end < len(events) and size + sizes[end] <= room:
+                size += sizes[end]
+                end += 1
+            if not _BUDGET.reserve(self, size, self._stop):
+                return  # closed
+            self._put((events[start:end], size))
+            start = end
+
+    def buffer_limit(self) -> int:
+        """Bytes all receivers of the process may hold while this one adds events."""
+        limit = self.config.buffer_bytes
+        return limit if self._active else limit // 2
+
+    def waiting(self) -> tuple[int, int]:
+        """Events received but not yet taken by a task, and the bytes counted for them."""
+        with self._queue.mutex:
+            items = [item for item in self._queue.queue if not isinstance(item, BaseException)]
+        return sum(len(events) for events, _ in items), sum(size for _, size in items)
 
     def _on_error(self, _context: Any, error: BaseException) -> None:
         self._failed = True  # a parked receiver that failed is not reused
@@ -122,7 +229,9 @@ class PositionedReceiver:
             raise TimeoutError from None
         if isinstance(item, BaseException):
             raise item
-        return item
+        events, size = item
+        _BUDGET.release(self, size)
+        return events
 
     def take(self, until: int, on_gap: Callable[[int, int], None]) -> Iterator[list[Any]]:
         """Yield event lists up to sequence number ``until`` (exclusive); keep the rest.
@@ -165,7 +274,14 @@ class PositionedReceiver:
 
     def park(self) -> None:
         self.last_used = time.monotonic()
+        self._active = False
         self._spin_marks, self._spin_strikes = None, 0
+
+    def reuse(self, config: SourceConfig) -> None:
+        """Taken from the cache for a task: that query's timeouts and budget apply now."""
+        self.config = config
+        self._active = True
+        _BUDGET.wake()
 
     def spinning(self) -> bool:
         """Whether this parked receiver has burnt CPU without receiving for a few checks.
@@ -190,6 +306,7 @@ class PositionedReceiver:
 
     def close(self) -> None:
         self._stop.set()
+        _BUDGET.forget(self)
         try:
             self._client.close()
         except Exception:  # closing is best effort; the thread is a daemon
@@ -206,8 +323,16 @@ def _thread_cpu_seconds(thread: threading.Thread) -> float | None:
         return None
 
 
-def _key(config: SourceConfig, partition_id: str) -> tuple[str, str, str]:
-    return (config.connection.pool_key(), config.consumer_group, partition_id)
+def _key(config: SourceConfig, partition_id: str) -> tuple[object, ...]:
+    """Everything a receiver is built with: a task whose settings differ gets another one."""
+    return (
+        config.connection.pool_key(),
+        config.consumer_group,
+        partition_id,
+        config.exclusive,
+        config.prefetch,
+        config.receive_batch_size,
+    )
 
 
 def _reap() -> None:
@@ -251,6 +376,7 @@ def acquire(config: SourceConfig, partition_id: str, start: int) -> tuple[Positi
             _REAPER = threading.Thread(target=_reap, daemon=True, name="eh-receiver-reaper")
             _REAPER.start()
     if cached is not None and cached.alive and cached.next_seq is not None:
+        cached.reuse(config)
         behind = start - cached.next_seq
         if behind == 0:
             return cached, "hit"
@@ -278,3 +404,12 @@ def release(receiver: PositionedReceiver, ok: bool) -> None:
         _CACHE[_key(receiver.config, receiver.partition_id)] = receiver
     if previous is not None and previous is not receiver:
         previous.close()
+
+
+def close_all() -> None:
+    """Close every cached receiver (tests; a worker's receivers otherwise live until reaped)."""
+    with _LOCK:
+        cached = list(_CACHE.values())
+        _CACHE.clear()
+    for receiver in cached:
+        receiver.close()

@@ -6,6 +6,10 @@ fills EventDataBatches up to the hub's message size and retries a failed send wi
 exponential backoff. A retried send can duplicate events the service did store before the
 failure reached us: delivery is at least once. Producers are pooled per executor process
 (Python workers are reused across batches), keyed by the connection, and closed at exit.
+
+A task keeps one open batch per target, and targets are as many as the distinct partition
+keys of its rows; so the open batches are bounded in bytes: past the bound, the fullest are
+sent early (a key's events still leave in order: its open batch goes before its next one).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from pysparksources.eventhubs._avro_write import encode_bodies
 from pysparksources.eventhubs.options import SinkConfig
 
 __all__ = ["SendStats", "send_record_batches"]
@@ -29,6 +34,10 @@ log = logging.getLogger(__name__)
 _POOL: dict[str, Any] = {}
 _POOL_LOCK = threading.Lock()
 _MAX_BACKOFF_S = 30.0
+_OPEN_BATCHES_BYTES = 64 * 1024 * 1024
+# An event in an EventDataBatch is held twice (the EventData and its encoded copy) plus about
+# 1.6 KB of Python objects (measured with tracemalloc on azure-eventhub 5.15).
+_BATCH_EVENT_OVERHEAD = 1600
 
 
 @dataclass
@@ -119,7 +128,12 @@ def _rows(
 
     names = batch.schema.names
     lowered = {n.lower(): n for n in names}
-    bodies = batch.column(names.index(lowered["body"])).to_pylist()
+    body_column = batch.column(names.index(lowered["body"]))
+    content_type = None
+    if config.body.avro:
+        bodies, content_type = encode_bodies(config.body, body_column, first_row)
+    else:
+        bodies = body_column.to_pylist()
     count = len(bodies)
     parts = _column(batch, config.partition_column, count)
     keys = _column(batch, config.key_column, count)
@@ -136,6 +150,8 @@ def _rows(
                 f"({key!r}); an event goes either to a partition or by key, not both"
             )
         event = EventData(body)
+        if content_type is not None:
+            event.content_type = content_type
         properties: dict[str, Any] = dict(props[i]) if props[i] else {}
         if stamp is not None:
             properties.update({**stamp, "spark.row": row})
@@ -169,12 +185,31 @@ def _stamp() -> dict[str, int]:
     }
 
 
-def send_record_batches(config: SinkConfig, batches: Iterator[pa.RecordBatch]) -> SendStats:
-    """Send every row, batched per target; raises naming the hub when a send finally fails."""
+def send_record_batches(
+    config: SinkConfig,
+    batches: Iterator[pa.RecordBatch],
+    open_batches_bytes: int = _OPEN_BATCHES_BYTES,
+) -> SendStats:
+    """Send every row, batched per target; raises naming the hub when a send finally fails.
+
+    The open batches hold at most about ``open_batches_bytes``: with many partition keys
+    they would otherwise hold every row of the task until its end.
+    """
     client = _producer(config)
     stats = SendStats()
     open_batches: dict[tuple[str, str], Any] = {}
+    held: dict[tuple[str, str], int] = {}  # memory each open batch holds, estimated
     row = 0
+    open_bytes = 0
+
+    def send_fullest() -> None:
+        """Send the fullest open batches until they hold at most half the bound."""
+        total = sum(held.values())
+        for target in sorted(held, key=held.__getitem__, reverse=True):
+            if total <= open_batches_bytes // 2:
+                break
+            _send(config, client, open_batches.pop(target), stats)
+            total -= held.pop(target)
 
     def new_batch(target: tuple[str, str]) -> Any:
         kwargs: dict[str, Any] = {}
@@ -189,6 +224,7 @@ def send_record_batches(config: SinkConfig, batches: Iterator[pa.RecordBatch]) -
     for record_batch in batches:
         for target, event in _rows(config, record_batch, row):
             batch = open_batches.get(target) or new_batch(target)
+            size = batch.size_in_bytes
             try:
                 batch.add(event)
             except ValueError:
@@ -198,11 +234,19 @@ def send_record_batches(config: SinkConfig, batches: Iterator[pa.RecordBatch]) -
                         f"({batch.max_size_in_bytes} bytes)"
                     ) from None
                 _send(config, client, batch, stats)
+                open_bytes -= held.pop(target, 0)
                 batch = new_batch(target)
+                size = batch.size_in_bytes
                 batch.add(event)
             open_batches[target] = batch
+            cost = 2 * (batch.size_in_bytes - size) + _BATCH_EVENT_OVERHEAD
+            held[target] = held.get(target, 0) + cost
             stats.events += 1
             row += 1
+            open_bytes += cost
+            if open_bytes > open_batches_bytes:
+                send_fullest()
+                open_bytes = sum(held.values())
     for batch in open_batches.values():
         if len(batch):
             _send(config, client, batch, stats)

@@ -19,12 +19,8 @@ class EventHubDataSource(LazyDataSource):
     BATCH_READER = "pysparksources.eventhubs.reader:EventHubBatchReader"
     STREAM_WRITER = "pysparksources.eventhubs.writer:EventHubStreamWriter"
     BATCH_WRITER = "pysparksources.eventhubs.writer:EventHubBatchWriter"
+    READ_SCHEMA = "pysparksources.eventhubs.options:read_schema"
 
     @classmethod
     def name(cls) -> str:
         return "pyeventhub"
-
-    def schema(self) -> str:
-        from pysparksources.eventhubs._schema import READ_SCHEMA_DDL
-
-        return READ_SCHEMA_DDL

@@ -8,13 +8,20 @@ Scala connector names are accepted as aliases, for migration.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from pysparksources._options import OptionError, Options
+from pysparksources.eventhubs._body_format import (
+    BINARY,
+    BODY_SINK_OPTIONS,
+    BODY_SOURCE_OPTIONS,
+    BodyFormat,
+    parse_body_format,
+    read_schema_ddl,
+)
 from pysparksources.eventhubs._connection import (
     CONNECTION_OPTIONS,
     SECRET_OPTIONS,
@@ -45,6 +52,7 @@ __all__ = [
     "SourceConfig",
     "parse_sink_options",
     "parse_source_options",
+    "read_schema",
 ]
 
 NAME = "pyeventhub"
@@ -97,7 +105,11 @@ SOURCE_OPTIONS: dict[str, tuple[str, str]] = {
         "fail when events expired before being read; false: skip to the first retained event",
     ),
     "receiverTimeout": ("60s", "longest wait for the next event a task knows exists"),
-    "operationTimeout": ("300s", "bound on metadata calls (partition ids and properties)"),
+    "operationTimeout": (
+        "300s",
+        "bound on metadata calls (partition ids and properties) and on finding an offset or "
+        "enqueuedTime position; past it the query fails",
+    ),
     "prefetchCount": ("500", "events the SDK prefetches per receiver"),
     "receiveBatchSize": ("500", "most events per SDK receive_batch call"),
     "useExclusiveReceiver": (
@@ -109,6 +121,12 @@ SOURCE_OPTIONS: dict[str, tuple[str, str]] = {
         "Hash or BalancedHash: executor-slot key used to order the planned partitions",
     ),
     "receiverIdleTimeout": ("120s", "close an executor's cached receiver unused this long"),
+    "receiverBufferBytes": (
+        "67108864 (64 MiB)",
+        "most bytes of received events the cached receivers of one Python worker hold ahead "
+        "of its tasks, all partitions together (body + ~1.5 KB per event); parked receivers "
+        "fill at most half; an event larger than this is still read, one at a time",
+    ),
     "partitionInfoCacheInterval": (
         "1s",
         "reuse partition properties this long on the driver (Spark polls latestOffset often); "
@@ -119,11 +137,12 @@ SOURCE_OPTIONS: dict[str, tuple[str, str]] = {
         "unset",
         "diagnostics folder: each read task appends one JSON line (batch, partition, cache hit)",
     ),
+    **BODY_SOURCE_OPTIONS,
 }
 
-# Scala connector name (lower case) -> our name, accepted for migration.
+# Scala connector name -> our name, accepted for migration (one option: giving both is an error).
 SOURCE_ALIASES: dict[str, str] = {
-    f"eventhubs.{name.lower()}": name
+    f"eventhubs.{name}": name
     for name in (
         "connectionString",
         "consumerGroup",
@@ -139,7 +158,7 @@ SOURCE_ALIASES: dict[str, str] = {
     )
 }
 
-_ISO = re.compile(r"^\s*PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?\s*$", re.IGNORECASE)
+_BUFFER_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -166,36 +185,13 @@ class SourceConfig:
     exclusive: bool = False
     locality: str = "Hash"
     idle_timeout_s: float = 120.0
+    buffer_bytes: int = _BUFFER_BYTES
     info_cache_s: float = 1.0
     task_stats_path: str | None = None
+    body: BodyFormat = BINARY
 
     def describe(self) -> str:
         return f"pyeventhub[{self.connection.describe()}, group {self.consumer_group}]"
-
-
-def _normalize(raw: Mapping[str, str]) -> dict[str, str]:
-    """Map Scala aliases to our names; both spellings of one option is an error."""
-    result: dict[str, str] = {}
-    for key, value in raw.items():
-        name = SOURCE_ALIASES.get(str(key).lower(), str(key))
-        if name.lower() in {k.lower() for k in result}:
-            shown = "<redacted>" if name in SECRET_OPTIONS else str(value)
-            raise OptionError(NAME, str(key), shown, f"{name} is given twice; give it once")
-        result[name] = str(value)
-    return result
-
-
-def _duration(options: Options, name: str, default: float, minimum: float = 0.0) -> float:
-    text = options.raw(name)
-    if text is not None:
-        match = _ISO.match(text)  # the Scala connector's ISO-8601 form, PT60S
-        if match and any(match.groups()):
-            h, m, s = match.groups()
-            value = int(h or 0) * 3600 + int(m or 0) * 60 + float(s or 0)
-            if value < minimum:
-                raise options.error(name, f"expected a duration of at least {minimum}s")
-            return value
-    return options.duration_seconds(name, default, minimum)
 
 
 def _position(options: Options, name: str, default: Position) -> Position:
@@ -234,12 +230,14 @@ def _partition_ids(options: Options) -> tuple[str, ...] | None:
     return tuple(sorted(ids, key=int))
 
 
-def _trigger_bounds(options: Options, streaming: bool) -> tuple[int | None, int | None, float]:
+def _trigger_bounds(
+    options: Options, streaming: bool | None
+) -> tuple[int | None, int | None, float]:
     """maxEventsPerTrigger, minEventsPerTrigger and maxTriggerDelay, checked together."""
-    per_trigger = options.integer("maxEventsPerTrigger", None, minimum=1)
-    min_per_trigger = options.integer("minEventsPerTrigger", None, minimum=1)
+    per_trigger = options.integer("maxEventsPerTrigger", minimum=1)
+    min_per_trigger = options.integer("minEventsPerTrigger", minimum=1)
     for name in ("maxEventsPerTrigger", "minEventsPerTrigger", "maxTriggerDelay"):
-        if options.has(name) and not streaming:
+        if options.has(name) and streaming is False:
             raise options.error(name, "only for readStream")
     if options.has("maxTriggerDelay") and min_per_trigger is None:
         raise options.error("maxTriggerDelay", "only with minEventsPerTrigger")
@@ -248,19 +246,22 @@ def _trigger_bounds(options: Options, streaming: bool) -> tuple[int | None, int 
             "minEventsPerTrigger",
             f"expected at most maxEventsPerTrigger ({per_trigger}): a batch holds between the two",
         )
-    delay = _duration(options, "maxTriggerDelay", 900.0, minimum=0.0)
+    delay = options.duration_seconds("maxTriggerDelay", 900.0)
     return per_trigger, min_per_trigger, delay
 
 
-def parse_source_options(raw: Mapping[str, str], streaming: bool) -> SourceConfig:
-    """Validate every reader option; raise OptionError naming the first bad one."""
-    normalized = _normalize(raw)
-    options = Options(NAME, normalized, SOURCE_OPTIONS, secrets=SECRET_OPTIONS)
+def parse_source_options(raw: Mapping[str, str], streaming: bool | None) -> SourceConfig:
+    """Validate every reader option; raise OptionError naming the first bad one.
+
+    ``streaming`` is None when Spark asks for the schema at ``load()``, where a stream and a
+    batch read look the same: the checks that depend on it wait for the reader.
+    """
+    options = Options(NAME, raw, SOURCE_OPTIONS, aliases=SOURCE_ALIASES, secrets=SECRET_OPTIONS)
     connection = parse_connection(options)
-    group = options.string("consumerGroup", "$Default") or ""
+    group = options.string("consumerGroup", "$Default")
     if not group.strip():
         raise options.error("consumerGroup", "expected a consumer group name")
-    if streaming:
+    if streaming is True:
         for name in ("endingPosition", "endingPositions"):
             if options.has(name):
                 raise options.error(name, "only for batch reads (spark.read), not readStream")
@@ -276,22 +277,29 @@ def parse_source_options(raw: Mapping[str, str], streaming: bool) -> SourceConfi
         min_events_per_trigger=min_per_trigger,
         max_trigger_delay_s=trigger_delay,
         partitions=_partition_ids(options),
-        max_events_per_partition=options.integer("maxEventsPerPartition", None, minimum=1),
-        min_partitions=options.integer("minPartitions", None, minimum=1, maximum=100_000),
+        max_events_per_partition=options.integer("maxEventsPerPartition", minimum=1),
+        min_partitions=options.integer("minPartitions", minimum=1, maximum=100_000),
         fail_on_data_loss=options.boolean("failOnDataLoss", True),
-        receiver_timeout_s=_duration(options, "receiverTimeout", 60.0, minimum=0.1),
-        operation_timeout_s=_duration(options, "operationTimeout", 300.0, minimum=0.1),
-        prefetch=options.integer("prefetchCount", 500, minimum=1, maximum=100_000) or 500,
-        receive_batch_size=options.integer("receiveBatchSize", 500, minimum=1, maximum=100_000)
-        or 500,
+        receiver_timeout_s=options.duration_seconds("receiverTimeout", 60.0, 0.1, iso=True),
+        operation_timeout_s=options.duration_seconds("operationTimeout", 300.0, 0.1, iso=True),
+        prefetch=options.integer("prefetchCount", 500, minimum=1, maximum=100_000),
+        receive_batch_size=options.integer("receiveBatchSize", 500, minimum=1, maximum=100_000),
         exclusive=options.boolean("useExclusiveReceiver", False),
         locality=options.choice(
             "partitionPreferredLocationStrategy", "Hash", ("Hash", "BalancedHash")
         ),
-        idle_timeout_s=_duration(options, "receiverIdleTimeout", 120.0, minimum=0.1),
-        info_cache_s=_duration(options, "partitionInfoCacheInterval", 1.0),
+        idle_timeout_s=options.duration_seconds("receiverIdleTimeout", 120.0, 0.1, iso=True),
+        buffer_bytes=options.size("receiverBufferBytes", _BUFFER_BYTES),
+        info_cache_s=options.duration_seconds("partitionInfoCacheInterval", 1.0, iso=True),
         task_stats_path=options.string("taskStatsPath"),
+        body=parse_body_format(options, sink=False),
     )
+
+
+def read_schema(options: Mapping[str, str]) -> str:
+    """Validate the read options at ``load()`` (no network) and give the fixed schema."""
+    config = parse_source_options(options, streaming=None)
+    return read_schema_ddl(config.body)
 
 
 # -- the writer ---------------------------------------------------------------------------
@@ -311,14 +319,16 @@ SINK_OPTIONS: dict[str, tuple[str, str]] = {
         "consumers can drop events a replayed batch sent again",
     ),
     "checkpointLocation": ("unset", "Spark's own option: the query's checkpoint (not read here)"),
+    **BODY_SINK_OPTIONS,
+    "queryName": ("unset", "Spark passes writeStream.queryName(...) as an option (not read here)"),
 }
 
-# Scala connector name (lower case) -> ours, accepted for migration.
-SINK_ALIASES = {"eventhubs.connectionstring": "connectionString"}
+# Scala connector name -> ours, accepted for migration.
+SINK_ALIASES = {"eventhubs.connectionString": "connectionString"}
 
 # Input column -> what it may hold.
 SINK_COLUMNS: dict[str, str] = {
-    "body": "required: string or binary",
+    "body": "required: string or binary; with bodyFormat=avro any type the Avro schema encodes",
     "partitionId": "optional (alias partition): the target partition, string or integer",
     "partitionKey": "optional: string; events with one key land in one partition",
     "properties": "optional: map<string,string> of application properties",
@@ -338,23 +348,22 @@ class SinkConfig:
     partition_column: str | None
     key_column: str | None
     properties_column: str | None
-
-
-def _canonical(raw: Mapping[str, str]) -> dict[str, str]:
-    return {SINK_ALIASES.get(str(k).lower(), str(k)): str(v) for k, v in raw.items()}
+    body: BodyFormat = BINARY
 
 
 def _column_error(name: str, value: str, accepted: str) -> OptionError:
-    return OptionError(NAME, f"column {name}", value, accepted)
+    return OptionError.invalid(NAME, f"column {name}", accepted, value)
 
 
-def _check_columns(schema: pa.Schema) -> tuple[str | None, str | None, str | None]:
+def _check_columns(
+    schema: pa.Schema, avro: bool = False
+) -> tuple[str | None, str | None, str | None]:
     names = {column.name.lower(): column for column in schema}
     body = names.get("body")
     if body is None:
         needed = "the input needs a body column " + SINK_COLUMNS["body"]
         raise _column_error("body", "missing", needed)
-    if not (pa.types.is_string(body.type) or pa.types.is_binary(body.type)):
+    if not avro and not (pa.types.is_string(body.type) or pa.types.is_binary(body.type)):
         raise _column_error("body", str(body.type), SINK_COLUMNS["body"])
     partition = names.get("partitionid") or names.get("partition")
     if "partitionid" in names and "partition" in names:
@@ -389,24 +398,46 @@ def _check_columns(schema: pa.Schema) -> tuple[str | None, str | None, str | Non
     )
 
 
+def _avro_body(options: Options, body: BodyFormat, schema: pa.Schema) -> BodyFormat:
+    """The schema to encode with: avroSchema checked against the body column, or derived."""
+    from dataclasses import replace
+
+    from pysparksources.eventhubs._avro_write import derive_avro_schema, schema_mismatch
+
+    column = next(c for c in schema if c.name.lower() == "body")
+    if body.schema_json is None:
+        try:
+            return replace(body, schema_json=derive_avro_schema(column.type))
+        except ValueError as e:
+            raise _column_error(column.name, str(column.type), str(e)) from None
+    mismatch = schema_mismatch(body.schema_json, column.type)
+    if mismatch is not None:
+        raise options.error("avroSchema", mismatch)
+    return body
+
+
 def parse_sink_options(raw: Mapping[str, str], schema: pa.Schema) -> SinkConfig:
     """Validate the options and the input schema; raise :class:`OptionError` on the first bad."""
-    options = Options(NAME, _canonical(raw), SINK_OPTIONS, secrets=SECRET_OPTIONS)
+    options = Options(NAME, raw, SINK_OPTIONS, aliases=SINK_ALIASES, secrets=SECRET_OPTIONS)
     connection = parse_connection(options)
-    max_bytes = options.integer("maxBatchBytes", None, minimum=1024)
+    max_bytes = options.size("maxBatchBytes", None, minimum=1024)
     retries = options.integer("maxRetries", 5, minimum=0, maximum=100)
-    backoff = options.duration_seconds("retryBackoff", 0.5)
-    timeout = options.duration_seconds("sendTimeout", 60.0, minimum=1)
+    backoff = options.duration_seconds("retryBackoff", 0.5, iso=True)
+    timeout = options.duration_seconds("sendTimeout", 60.0, minimum=1, iso=True)
     stamp = options.boolean("stampBatchId", False)
-    partition, key, props = _check_columns(schema)
+    body = parse_body_format(options, sink=True)
+    partition, key, props = _check_columns(schema, body.avro)
+    if body.avro:
+        body = _avro_body(options, body, schema)
     return SinkConfig(
         connection=connection,
         max_batch_bytes=max_bytes,
-        max_retries=int(retries or 0),
+        max_retries=retries,
         retry_backoff_s=backoff,
         send_timeout_s=timeout,
         stamp=stamp,
         partition_column=partition,
         key_column=key,
         properties_column=props,
+        body=body,
     )

@@ -28,12 +28,14 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from pysparksources._offsets import canonical_offset
+from pysparksources._offsets import canonical_offset, checked_ints, offset_error
 from pysparksources.eventhubs import _task_stats as task_stats
 from pysparksources.eventhubs._admission import TriggerGate, next_end
 from pysparksources.eventhubs._arrowize import to_record_batch
+from pysparksources.eventhubs._avro_read import BadRecordError, check_read_schema, decode_batch
 from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo
 from pysparksources.eventhubs._receivers import DataLossError, PositionedReceiver, acquire, release
+from pysparksources.eventhubs._schema_registry import RegistryError
 from pysparksources.eventhubs.options import SourceConfig, parse_source_options
 from pysparksources.eventhubs.planning import EventHubPartition, plan_partitions
 
@@ -54,11 +56,13 @@ LAST_ENQUEUED_KEY = "@lastEnqueuedTime"
 def _positions_of(config: SourceConfig, offset: Offset) -> dict[str, int]:
     hub = config.connection.event_hub
     if not isinstance(offset, dict) or not isinstance(offset.get(hub), dict):
-        raise RuntimeError(
-            f"pyeventhub: the checkpoint's offset {offset!r} is not for hub {hub!r}; "
-            "a checkpoint belongs to one hub -- start a new checkpoint for another hub"
+        raise offset_error(
+            "pyeventhub", offset, f"is not for hub {hub!r} (a checkpoint belongs to one hub)"
         )
-    return {str(k): int(v) for k, v in offset[hub].items()}
+    positions = offset[hub]
+    if not all(k.isascii() and k.isdigit() for k in positions):
+        raise offset_error("pyeventhub", offset, "has a key that is not a partition id")
+    return checked_ints("pyeventhub", positions, tuple(positions), "a map of partition ids")
 
 
 def _offset(config: SourceConfig, positions: dict[str, int]) -> Offset:
@@ -148,11 +152,24 @@ def _clamp_expired(
     return result
 
 
+def _check_schema(config: SourceConfig, schema: StructType) -> None:
+    if config.body.avro:
+        check_read_schema(config.body, schema)
+
+
+def _record_batch(config: SourceConfig, events: list[Any], partition_id: str) -> pa.RecordBatch:
+    batch = to_record_batch(events, partition_id)
+    if not config.body.avro:
+        return batch
+    return decode_batch(config, batch, [event.content_type for event in events])
+
+
 class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
     """Micro-batch reads with admission control, AvailableNow and lag reporting."""
 
     def __init__(self, options: dict[str, str], schema: StructType) -> None:
         self._config = parse_source_options(options, streaming=True)
+        _check_schema(self._config, schema)
         self._meta: HubMetadata | None = None
         self._frozen: dict[str, int] | None = None
         self._latest: dict[str, int] | None = None
@@ -195,13 +212,11 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             # Reuses the snapshot AvailableNow just took, if any: one fetch costs ~0.8 s.
             infos = meta.partitions()
             _check_partition_ids(cfg, infos)
-            self._initial = _offset(
-                cfg,
-                {
-                    pid: meta.resolve(pid, cfg.starting_per_partition.get(pid, cfg.starting))
-                    for pid in _read_partitions(cfg, infos)
-                },
-            )
+            starts = {
+                pid: cfg.starting_per_partition.get(pid, cfg.starting)
+                for pid in _read_partitions(cfg, infos)
+            }
+            self._initial = _offset(cfg, meta.resolve(starts))
         return self._initial
 
     def prepareForTriggerAvailableNow(self) -> None:
@@ -218,7 +233,10 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._checkpoint_checked = True
         latest = {pid: infos[pid].latest for pid in _read_partitions(cfg, infos)}
         self._latest = latest
-        self._enqueued = {pid: infos[pid].last_enqueued for pid in latest}
+        # An empty partition may still name the time of an event that has expired: not newest.
+        self._enqueued = {
+            pid: None if infos[pid].empty else infos[pid].last_enqueued for pid in latest
+        }
         if self._frozen is not None:
             latest = dict(self._frozen)
         beginnings = {pid: info.beginning for pid, info in infos.items()}
@@ -283,6 +301,7 @@ class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
 
     def __init__(self, options: dict[str, str], schema: StructType) -> None:
         self._config = parse_source_options(options, streaming=False)
+        _check_schema(self._config, schema)
 
     def partitions(self) -> list[InputPartition]:
         cfg = self._config
@@ -290,11 +309,10 @@ class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
         try:
             infos = meta.partitions(fresh=True)
             _check_partition_ids(cfg, infos)
-            ranges = {}
-            for pid in _read_partitions(cfg, infos):
-                lo = meta.resolve(pid, cfg.starting_per_partition.get(pid, cfg.starting))
-                hi = meta.resolve(pid, cfg.ending_per_partition.get(pid, cfg.ending))
-                ranges[pid] = (lo, min(hi, infos[pid].latest))
+            read = _read_partitions(cfg, infos)
+            lows = meta.resolve({p: cfg.starting_per_partition.get(p, cfg.starting) for p in read})
+            highs = meta.resolve({p: cfg.ending_per_partition.get(p, cfg.ending) for p in read})
+            ranges = {pid: (lows[pid], min(highs[pid], infos[pid].latest)) for pid in read}
         finally:
             meta.close()
         ranges = _clamp_expired(cfg, ranges, infos)
@@ -329,11 +347,11 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
                     count += len(events)
                     buffered.extend(events)
                     if len(buffered) >= _ROWS_PER_ARROW_BATCH:
-                        yield to_record_batch(buffered, part.partition_id)
+                        yield _record_batch(cfg, buffered, part.partition_id)
                         buffered = []
                 break
-            except (DataLossError, TimeoutError):
-                raise
+            except (DataLossError, TimeoutError, BadRecordError, RegistryError):
+                raise  # not the link's fault: reconnecting would not help
             except Exception as error:
                 # A link error the SDK gave up on: resume on a new link where this one
                 # stopped, a few times, before failing the task (Spark may retry it).
@@ -350,7 +368,7 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
                 receiver.close()
                 receiver = PositionedReceiver(cfg, part.partition_id, receiver.next_seq)
         if buffered:
-            yield to_record_batch(buffered, part.partition_id)
+            yield _record_batch(cfg, buffered, part.partition_id)
         ok = True
     finally:
         release(receiver, ok)

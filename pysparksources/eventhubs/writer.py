@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -24,6 +24,8 @@ from pyspark.sql.datasource import (
 
 from pysparksources._arrow import spark_arrow_schema
 from pysparksources._options import OptionError
+from pysparksources.eventhubs._avro_write import with_schema_id
+from pysparksources.eventhubs._schema_registry import RegistryError
 from pysparksources.eventhubs._send import send_record_batches
 from pysparksources.eventhubs.options import NAME, SinkConfig, parse_sink_options
 
@@ -47,13 +49,16 @@ class EventsSent(WriterCommitMessage):  # type: ignore[misc]
 def _config(options: dict[str, str], schema: StructType, overwrite: bool) -> SinkConfig:
     try:
         if overwrite:
-            raise OptionError(
-                NAME, "outputMode", "complete/overwrite", "pyeventhub only appends events"
+            raise OptionError.invalid(
+                NAME, "outputMode", "pyeventhub only appends events", "complete/overwrite"
             )
-        return parse_sink_options(options, spark_arrow_schema(schema))
-    except OptionError as error:
+        config = parse_sink_options(options, spark_arrow_schema(schema))
+        if config.body.registry is not None:
+            config = replace(config, body=with_schema_id(config.body))
+        return config
+    except (OptionError, RegistryError) as error:
         # Raised from here alone, so Spark's message shows our sentence, not a traceback.
-        raise error.with_traceback(None) from None
+        raise (error.bare() if isinstance(error, OptionError) else error) from None
 
 
 def _totals(messages: Iterable[WriterCommitMessage | None]) -> tuple[int, int, int]:

@@ -40,21 +40,21 @@ def check_schema(config: SinkConfig, schema: pa.Schema) -> None:
     """Reject, at query start, columns the chosen format or partitioning cannot write."""
     problem = check_partition_types(schema, config.partition_by)
     if problem:
-        raise OptionError("pyfile", "partitionBy", ",".join(config.partition_by), problem)
+        raise OptionError.invalid("pyfile", "partitionBy", problem, ",".join(config.partition_by))
     data = [f for f in schema if f.name not in config.partition_by]
     if config.format == "text" and (len(data) != 1 or not pa.types.is_string(data[0].type)):
         shown = ", ".join(f"{f.name} {f.type}" for f in data)
-        raise OptionError(
+        raise OptionError.invalid(
             "pyfile",
             "format",
-            "text",
             f"text writes exactly one string column besides partition columns; got {shown}",
+            "text",
         )
     if config.format == "csv":
         for f in data:
             if pa.types.is_nested(f.type) or pa.types.is_binary(f.type):
-                raise OptionError(
-                    "pyfile", "format", "csv", f"csv cannot write column {f.name!r} of {f.type}"
+                raise OptionError.invalid(
+                    "pyfile", "format", f"csv cannot write column {f.name!r} of {f.type}", "csv"
                 )
 
 

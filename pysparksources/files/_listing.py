@@ -16,6 +16,7 @@ from typing import Any
 
 __all__ = [
     "FileEntry",
+    "check_glob",
     "glob_regex",
     "is_hidden",
     "list_files",
@@ -93,7 +94,11 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(c))
         i += 1
-    return re.compile("".join(out) + r"\Z", re.DOTALL)
+    out.append(")" * depth)  # an unclosed {a,b is closed at the end, as Hadoop does
+    try:
+        return re.compile("".join(out) + r"\Z", re.DOTALL)
+    except re.error as error:  # e.g. an empty class [] or a reversed range [z-a]
+        raise ValueError(f"not a valid glob pattern: {error}") from None
 
 
 def partition_values(relative_dir: str) -> dict[str, str]:
@@ -123,7 +128,11 @@ def _roots(fs: Any, base: str, pattern: str | None) -> list[str]:
     return sorted(set(roots))
 
 
+MAX_BRACE_EXPANSIONS = 1024
+
+
 def _expand_braces(pattern: str) -> list[str]:
+    """``a{b,c}d`` -> ``abd``, ``acd``; ValueError past :data:`MAX_BRACE_EXPANSIONS`."""
     match = re.search(r"\{([^{}]*)\}", pattern)
     if match is None:
         return [pattern]
@@ -131,7 +140,18 @@ def _expand_braces(pattern: str) -> list[str]:
     result: list[str] = []
     for choice in match.group(1).split(","):
         result.extend(_expand_braces(head + choice + tail))
+        if len(result) > MAX_BRACE_EXPANSIONS:
+            raise ValueError(
+                f"the {{a,b}} alternatives expand to over {MAX_BRACE_EXPANSIONS} globs"
+            )
     return result
+
+
+def check_glob(pattern: str) -> None:
+    """Raise ValueError when ``pattern`` (a path glob) cannot be listed."""
+    for expanded in _expand_braces(pattern):
+        for part in expanded.split("/"):
+            glob_regex(part)
 
 
 def list_files(

@@ -88,6 +88,30 @@ class SinkFile:
         )
 
 
+def parse_manifest(data: bytes, where: str) -> list[SinkFile]:
+    """The entries of one manifest file; a clear ValueError naming ``where`` if damaged."""
+    try:
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        raise ValueError(f"pyfile: file sink log {where} is not UTF-8 text") from None
+    if lines[0].strip() != VERSION:
+        raise ValueError(
+            f"pyfile: {where} is not a {VERSION} file sink log (first line {lines[0][:20]!r})"
+        )
+    files = []
+    for number, line in enumerate(lines[1:], start=2):
+        if line.strip():
+            try:
+                files.append(SinkFile.from_json(line))
+            except (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError):
+                raise ValueError(
+                    f"pyfile: file sink log {where}, line {number}, is not a file entry "
+                    '{"path": ..., "size": ..., "modificationTime": ..., "action": ...}; '
+                    "it was edited or damaged"
+                ) from None
+    return files
+
+
 # -- URIs: Spark stores Hadoop Path.toUri.toString, percent-encoding what a URI may not hold ----
 _URI_SAFE = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -245,14 +269,8 @@ class ManifestLog:
         return (batch_id + 1) % self.compact_interval == 0
 
     def read_batch(self, batch_id: int, compact: bool) -> list[SinkFile]:
-        text = self._fs.cat_file(self._path(batch_id, compact)).decode("utf-8")
-        lines = text.split("\n")
-        if not lines or lines[0].strip() != VERSION:
-            raise ValueError(
-                f"pyfile: {self.metadata.url(self._path(batch_id, compact))} is not a "
-                f"{VERSION} file sink log (first line {lines[0][:20]!r})"
-            )
-        return [SinkFile.from_json(line) for line in lines[1:] if line.strip()]
+        where = self.metadata.url(self._path(batch_id, compact))
+        return parse_manifest(self._fs.cat_file(self._path(batch_id, compact)), where)
 
     def all_files(self) -> list[SinkFile]:
         """Files added and not deleted: the latest compact file, then the deltas after it."""

@@ -6,12 +6,14 @@ The README and docs/pyfile-*.md are checked against these; ``options`` validates
 from __future__ import annotations
 
 __all__ = [
+    "ALIASES",
     "COMPRESSIONS",
     "CSV_OPTIONS",
     "DEFAULT_COMPRESSION",
     "JSON_OPTIONS",
     "KNOWN_BY_FORMAT",
     "READ_FORMATS",
+    "SINK_ALIASES",
     "SINK_OPTIONS",
     "SOURCE_OPTIONS",
     "TEXT_OPTIONS",
@@ -68,6 +70,8 @@ CSV_OPTIONS: dict[str, tuple[str, str]] = {
     "timestampFormat": ("ISO 8601", "csv/json: pattern of TIMESTAMP values"),
     "mode": ("FAILFAST", "only FAILFAST: a malformed record fails its file"),
 }
+# Spark's other names of reader options: the same option (giving both is an error).
+ALIASES = {"delimiter": "sep", "charset": "encoding"}
 JSON_OPTIONS = ("encoding", "charset", "multiLine", "dateFormat", "timestampFormat", "mode")
 TEXT_OPTIONS: dict[str, tuple[str, str]] = {
     "wholetext": ("false", "text: one row per file instead of one per line"),
@@ -110,6 +114,7 @@ COMPRESSIONS: dict[str, dict[str, str]] = {
 COMPRESSIONS["csv"] = COMPRESSIONS["json"] = COMPRESSIONS["text"]
 DEFAULT_COMPRESSION = {"parquet": "snappy", "csv": "none", "json": "none", "text": "none"}
 
+SINK_ALIASES = {"delimiter": "sep"}
 # name -> (default shown in the docs, meaning). docs/pyfile-sink.md is checked against this.
 SINK_OPTIONS: dict[str, tuple[str, str]] = {
     "path": ("required", "output folder: any fsspec URL or local path (the argument of start())"),
@@ -124,6 +129,7 @@ SINK_OPTIONS: dict[str, tuple[str, str]] = {
     ),
     "maxRecordsPerFile": ("0", "start a new file after this many rows (0: no limit)"),
     "checkpointLocation": ("unset", "Spark's own option: the query's checkpoint (not read here)"),
+    "queryName": ("unset", "Spark passes writeStream.queryName(...) as an option (not read here)"),
     "header": ("false", "csv: write a header line in each file"),
     "sep": (",", "csv: field separator (one character); alias delimiter"),
     "delimiter": (",", "csv: alias of sep"),

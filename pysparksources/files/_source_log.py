@@ -89,18 +89,28 @@ def _parse(text: str, where: str) -> list[LogEntry]:
     if not lines or lines[0].strip() != VERSION:
         raise ValueError(f"pyfile: source log file {where} is not a v1 log file")
     entries = []
-    for line in lines[1:]:
+    for number, line in enumerate(lines[1:], start=2):
         if line.strip():
-            item = json.loads(line)
-            entries.append(
-                LogEntry(
-                    item["path"],
-                    int(item["timestamp"]),
-                    int(item["batchId"]),
-                    int(item.get("size", -1)),
-                )
-            )
+            try:
+                entries.append(_entry(json.loads(line)))
+            except (ValueError, TypeError, KeyError, RecursionError):
+                raise ValueError(
+                    f"pyfile: source log file {where}, line {number}, is not an entry "
+                    '{"path": ..., "timestamp": ..., "batchId": ...}; it was edited or damaged: '
+                    "restore it, or start the query with a new sourceLogLocation and "
+                    "checkpointLocation"
+                ) from None
     return entries
+
+
+def _entry(item: Any) -> LogEntry:
+    path, timestamp, batch_id = item["path"], item["timestamp"], item["batchId"]
+    size = item.get("size", -1)
+    if not isinstance(path, str) or not all(
+        isinstance(n, int) and not isinstance(n, bool) for n in (timestamp, batch_id, size)
+    ):
+        raise TypeError(item)
+    return LogEntry(path, timestamp, batch_id, size)
 
 
 class SourceLog:

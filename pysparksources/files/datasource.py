@@ -7,8 +7,6 @@ auto-registration shim.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pysparksources._datasource import LazyDataSource
 
 __all__ = ["FileDataSource"]
@@ -21,12 +19,8 @@ class FileDataSource(LazyDataSource):
     BATCH_READER = "pysparksources.files.reader:FileBatchReader"
     STREAM_WRITER = "pysparksources.files.writer:FileStreamWriter"
     BATCH_WRITER = "pysparksources.files.writer:FileBatchWriter"
+    READ_SCHEMA = "pysparksources.files.reader:read_schema"
 
     @classmethod
     def name(cls) -> str:
         return "pyfile"
-
-    def schema(self) -> Any:
-        from pysparksources.files.reader import default_schema
-
-        return default_schema(dict(self.options))

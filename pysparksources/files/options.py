@@ -18,11 +18,13 @@ from pysparksources._options import OptionError, Options
 from pysparksources.files._filesystem import FileLocation, exclusive_create_problem, resolve
 from pysparksources.files._manifest import ManifestRetention
 from pysparksources.files._option_tables import (
+    ALIASES,
     COMPRESSIONS,
     CSV_OPTIONS,
     DEFAULT_COMPRESSION,
     KNOWN_BY_FORMAT,
     READ_FORMATS,
+    SINK_ALIASES,
     SINK_OPTIONS,
     SOURCE_OPTIONS,
     TEXT_OPTIONS,
@@ -39,8 +41,6 @@ __all__ = [
 ]
 
 NAME = "pyfile"
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)b?\s*$", re.IGNORECASE)
-_SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _GLOB_CHARS = re.compile(r"[*?\[{]")
 
 
@@ -97,16 +97,6 @@ class SourceConfig:
         return None if self.latest_first and limited else self.max_file_age_ms
 
 
-def _size(opts: Options, name: str, default: int | None) -> int | None:
-    text = opts.raw(name)
-    if text is None:
-        return default
-    match = _SIZE.match(text)
-    if match is None or int(match.group(1)) <= 0:
-        raise opts.error(name, "expected a positive size such as 1048576, 512k, 128m or 1g")
-    return int(match.group(1)) * _SIZE_UNITS[match.group(2).lower()]
-
-
 def split_glob(path: str) -> tuple[str, str | None]:
     """The folder before the first glob character, and the glob (None without one)."""
     match = _GLOB_CHARS.search(path)
@@ -118,7 +108,6 @@ def split_glob(path: str) -> tuple[str, str | None]:
 
 def _char(opts: Options, name: str, default: str, allow_empty: bool = False) -> str:
     value = opts.string(name, default)
-    assert value is not None
     if value == "" and allow_empty:
         return value
     if len(value) != 1:
@@ -129,13 +118,15 @@ def _char(opts: Options, name: str, default: str, allow_empty: bool = False) -> 
 def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
     allowed = set(o.lower() for o in KNOWN_BY_FORMAT[fmt])
     for name in (*CSV_OPTIONS, *TEXT_OPTIONS):
+        if name in ALIASES:
+            continue
         if opts.has(name) and name.lower() not in allowed:
             raise opts.error(name, f"this option does not apply to format {fmt}")
-    sep = _char(opts, "delimiter", ",") if opts.has("delimiter") else _char(opts, "sep", ",")
-    encoding = opts.string("encoding") or opts.string("charset") or "utf-8"
+    sep = _char(opts, "sep", ",")
+    encoding = opts.string("encoding", "utf-8")
     try:
         "".encode(encoding)
-    except LookupError:
+    except (LookupError, ValueError):
         raise opts.error("encoding", "expected a character set Python knows") from None
     mode = opts.choice("mode", "FAILFAST", ("FAILFAST", "PERMISSIVE", "DROPMALFORMED"))
     if mode != "FAILFAST":
@@ -167,7 +158,7 @@ def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
         sep=sep,
         quote=_char(opts, "quote", '"', allow_empty=True),
         escape=_char(opts, "escape", "\\", allow_empty=True),
-        null_value=opts.string("nullValue", "") or "",
+        null_value=opts.string("nullValue", ""),
         encoding=encoding,
         multi_line=multi_line,
         date_format=date_format,
@@ -179,59 +170,53 @@ def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
     )
 
 
-def _reject_unsupported(raw: Mapping[str, str]) -> None:
-    lowered = {str(k).lower(): v for k, v in raw.items()}
-    for name, reason in UNSUPPORTED.items():
-        if name.lower() in lowered:
-            raise OptionError(NAME, name, lowered[name.lower()], f"unsupported: {reason}")
+def parse_source_options(raw: Mapping[str, str], streaming: bool | None) -> SourceConfig:
+    """Validate pyfile's source options; raise :class:`OptionError` on the first bad one.
 
-
-def parse_source_options(raw: Mapping[str, str], streaming: bool) -> SourceConfig:
-    """Validate pyfile's source options; raise :class:`OptionError` on the first bad one."""
-    _reject_unsupported(raw)
-    known = [*SOURCE_OPTIONS, *CSV_OPTIONS, *TEXT_OPTIONS]
-    opts = Options(NAME, raw, known, prefixes=("fs.",))
+    ``streaming`` is None when Spark asks for the schema at ``load()``, where a stream and a
+    batch read look the same: the stream-only requirement waits for the reader.
+    """
+    known = [n for n in (*SOURCE_OPTIONS, *CSV_OPTIONS, *TEXT_OPTIONS) if n not in ALIASES]
+    opts = Options(NAME, raw, known, aliases=ALIASES, prefixes=("fs.",), unsupported=UNSUPPORTED)
     fmt = opts.choice("format", "parquet", READ_FORMATS)
-    path = opts.string("path")
-    if not path:
-        raise opts.error("path", "a path is required: .load('<fsspec URL or local path>')")
+    path = opts.require("path", "the folder or glob to read: .load('<fsspec URL or local path>')")
     storage = opts.with_prefix("fs.")
-    location = resolve(path, storage)
+    location = _resolve(opts, "path", path, storage)
     base, pattern = split_glob(location.path)
+    _check_glob(opts, "path", pattern)
     log_location = None
     log_url = opts.string("sourceLogLocation")
     if log_url:
-        log_location = resolve(log_url, storage if _same_fs(log_url, path) else {})
-    elif streaming:
-        raise opts.error(
+        log_location = _resolve(
+            opts, "sourceLogLocation", log_url, storage if _same_fs(log_url, path) else {}
+        )
+    elif streaming is True:
+        raise opts.required(
             "sourceLogLocation",
-            "required for streaming reads: an fsspec URL or local folder where pyfile keeps its "
+            "streaming reads need an fsspec URL or local folder where pyfile keeps its "
             "batch -> files log (Spark does not give Python sources the checkpoint folder); use "
             "one per query, e.g. <checkpointLocation>/pyfile-source",
         )
-    max_files = opts.integer("maxFilesPerTrigger", None, minimum=1)
-    max_bytes = _size(opts, "maxBytesPerTrigger", None)
+    max_files = opts.integer("maxFilesPerTrigger", minimum=1)
+    max_bytes = opts.size("maxBytesPerTrigger", None)
     if max_files is not None and max_bytes is not None:
         raise opts.error("maxBytesPerTrigger", "cannot be set together with maxFilesPerTrigger")
-    ratio_text = opts.string("discardCachedInputRatio", "0.2")
-    try:
-        ratio = float(ratio_text or "")
-    except ValueError:
-        raise opts.error("discardCachedInputRatio", "expected a number between 0 and 1") from None
-    if not 0 <= ratio <= 1:
-        raise opts.error("discardCachedInputRatio", "expected a number between 0 and 1")
+    ratio = opts.number("discardCachedInputRatio", 0.2, minimum=0, maximum=1)
     clean = opts.choice("cleanSource", "off", ("off", "archive", "delete"))
     archive = None
     archive_url = opts.string("sourceArchiveDir")
     if clean == "archive":
         if not archive_url:
-            raise opts.error("sourceArchiveDir", "required when cleanSource=archive")
-        archive = resolve(archive_url, storage if _same_fs(archive_url, path) else {})
+            raise opts.required("sourceArchiveDir", "cleanSource=archive moves files there")
+        archive = _resolve(
+            opts, "sourceArchiveDir", archive_url, storage if _same_fs(archive_url, path) else {}
+        )
         _check_archive(opts, location, base, archive)
     max_age = opts.duration_seconds("maxFileAge", 7 * 86400)
     glob_filter = opts.string("pathGlobFilter")
     if glob_filter is not None and ("/" in glob_filter or not glob_filter):
         raise opts.error("pathGlobFilter", "expected a file-name glob such as *.csv (no '/')")
+    _check_glob(opts, "pathGlobFilter", glob_filter)
     return SourceConfig(
         location=location,
         base=base,
@@ -243,16 +228,34 @@ def parse_source_options(raw: Mapping[str, str], streaming: bool) -> SourceConfi
         latest_first=opts.boolean("latestFirst", False),
         max_file_age_ms=int(max_age * 1000),
         file_name_only=opts.boolean("fileNameOnly", False),
-        max_cached_files=opts.integer("maxCachedFiles", 10_000, minimum=0) or 0,
+        max_cached_files=opts.integer("maxCachedFiles", 10_000, minimum=0, maximum=2**31 - 1),
         discard_cached_input_ratio=ratio,
         clean_source=clean,
         archive_location=archive,
         path_glob_filter=glob_filter,
         recursive_file_lookup=opts.boolean("recursiveFileLookup", False),
-        max_partition_bytes=_size(opts, "maxPartitionBytes", 128 << 20) or 128 << 20,
-        open_cost_bytes=_size(opts, "openCostInBytes", 4 << 20) or 4 << 20,
+        max_partition_bytes=opts.size("maxPartitionBytes", 128 << 20),
+        open_cost_bytes=opts.size("openCostInBytes", 4 << 20),
         lease_timeout_s=opts.duration_seconds("sourceLogLeaseTimeout", 60.0, minimum=1),
     )
+
+
+def _resolve(opts: Options, name: str, url: str, storage: dict[str, str]) -> FileLocation:
+    try:
+        return resolve(url, storage)
+    except (ValueError, ImportError) as exc:
+        # fsspec's message names the protocol or the missing package, never storage options.
+        raise opts.error(name, f"not a usable fsspec URL ({exc})") from None
+
+
+def _check_glob(opts: Options, name: str, pattern: str | None) -> None:
+    from pysparksources.files._listing import check_glob
+
+    if pattern is not None:
+        try:
+            check_glob(pattern)
+        except ValueError as error:
+            raise opts.error(name, str(error)) from None
 
 
 def _same_fs(url: str, other: str) -> bool:
@@ -310,13 +313,12 @@ def parse_sink_options(
     raw: Mapping[str, str], column_names: list[str], overwrite: bool
 ) -> SinkConfig:
     """Validate ``raw`` against the query's columns; ``overwrite`` is what Spark passed."""
-    known = [name for name in SINK_OPTIONS if not name.startswith("fs.")]
-    options = Options(NAME, raw, known, prefixes=("fs.",), secrets=())
+    known = [n for n in SINK_OPTIONS if not n.startswith("fs.") and n not in SINK_ALIASES]
+    options = Options(NAME, raw, known, aliases=SINK_ALIASES, prefixes=("fs.",))
     if overwrite:
-        raise OptionError(
+        raise OptionError.invalid(
             NAME,
             "outputMode",
-            "complete/overwrite",
             "pyfile only appends: use outputMode('append') for streams and mode('append') for "
             "batch writes (Spark passed overwrite=True, which complete mode and "
             "mode('overwrite') do)",
@@ -331,42 +333,33 @@ def parse_sink_options(
     data_columns = [c for c in column_names if c not in partition_by]
     if not data_columns:
         raise options.error("partitionBy", "at least one column must stay in the data files")
-    sep = options.string("sep", options.string("delimiter", ","))
-    if sep is None or len(sep) != 1 or sep in '\r\n"':
-        name = "sep" if options.has("sep") else "delimiter"
-        raise options.error(name, "expected one character (not a quote or a line break)")
+    sep = options.string("sep", ",")
+    if len(sep) != 1 or sep in '\r\n"':
+        raise options.error("sep", "expected one character (not a quote or a line break)")
     return SinkConfig(
         location=location,
         base_url=base_url,
         format=fmt,
         compression=compression,
         partition_by=partition_by,
-        max_records_per_file=options.integer("maxRecordsPerFile", 0, minimum=0) or 0,
+        max_records_per_file=options.integer("maxRecordsPerFile", 0, minimum=0),
         csv_header=options.boolean("header", False),
         csv_sep=sep,
         ignore_null_fields=options.boolean("ignoreNullFields", True),
-        row_group_rows=options.integer("parquetRowGroupRows", 1 << 20, minimum=1) or 1 << 20,
+        row_group_rows=options.integer("parquetRowGroupRows", 1 << 20, minimum=1),
         retention=ManifestRetention(
             enabled=options.boolean("logDeletion", True),
-            min_batches=options.integer("minBatchesToRetain", 100, minimum=1) or 100,
+            min_batches=options.integer("minBatchesToRetain", 100, minimum=1),
             cleanup_delay_ms=int(1000 * options.duration_seconds("logCleanupDelay", 600.0)),
         ),
     )
 
 
 def _location(options: Options) -> tuple[FileLocation, str]:
-    url = (options.string("path") or "").strip()
-    if not url:
-        raise options.error(
-            "path", "an output folder is required: .option('path', url) or .start(url)"
-        )
+    url = options.require("path", "the output folder: .option('path', url) or .start(url)").strip()
     if any(ch in url for ch in "*?[]{}"):
         raise options.error("path", "the output folder cannot be a glob pattern")
-    try:
-        location = resolve(url, options.with_prefix("fs."))
-    except (ValueError, ImportError) as exc:
-        # The message names the protocol or the missing package, never storage options.
-        raise options.error("path", f"not a usable fsspec URL ({exc})") from None
+    location = _resolve(options, "path", url, options.with_prefix("fs."))
     try:
         fs = location.filesystem()
     except ImportError as exc:

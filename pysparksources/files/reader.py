@@ -32,7 +32,7 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from pysparksources._arrow import spark_arrow_schema
-from pysparksources._offsets import canonical_offset
+from pysparksources._offsets import canonical_offset, checked_ints, offset_error
 from pysparksources._options import OptionError
 from pysparksources.files._admission import Admission
 from pysparksources.files._clean import SourceCleaner
@@ -53,7 +53,7 @@ __all__ = [
     "FileStreamReader",
     "SourceLister",
     "committed_files",
-    "default_schema",
+    "read_schema",
 ]
 
 log = logging.getLogger(__name__)
@@ -61,26 +61,31 @@ Offset = dict[str, Any]
 METADATA_DIR = "_spark_metadata"
 
 
-def default_schema(options: dict[str, str]) -> str:
-    """The schema when the user gives none: text has one; other formats need the user's."""
-    fmt = {k.lower(): v for k, v in options.items()}.get("format", "parquet").strip().lower()
-    if fmt == "text":
+def read_schema(options: dict[str, str]) -> str:
+    """Validate the read options at ``load()`` and give the schema when the user gave none.
+
+    Spark calls this only for reads without ``.schema(...)``, before it knows whether the
+    read is a stream: the stream-only checks wait for the reader. Text has a schema; other
+    formats need the user's.
+    """
+    config = _config(options, streaming=None)
+    if config.reader.format == "text":
         return "value STRING"
-    error = OptionError(
+    error = OptionError.invalid(
         "pyfile",
         "format",
-        fmt,
         "a schema is required for this format: spark.readStream.format('pyfile')"
         ".schema('a INT, b STRING')... (pyfile does not infer schemas; only text has one)",
+        config.reader.format,
     )
-    raise error.with_traceback(None) from None
+    raise error.bare() from None
 
 
-def _config(options: dict[str, str], streaming: bool) -> SourceConfig:
+def _config(options: dict[str, str], streaming: bool | None) -> SourceConfig:
     try:
         config = parse_source_options(options, streaming)
     except OptionError as error:
-        raise error.with_traceback(None) from None
+        raise error.bare() from None
     _require_folder(config)
     return config
 
@@ -93,14 +98,14 @@ def _require_folder(config: SourceConfig) -> None:
     """
     if config.pattern is not None or config.location.filesystem().isdir(config.base):
         return
-    error = OptionError(
+    error = OptionError.invalid(
         "pyfile",
         "path",
-        config.location.url(config.base),
         "the folder does not exist (or is not a folder): create it before the query starts, "
         "or give a glob pattern, which may match nothing yet",
+        config.location.url(config.base),
     )
-    raise error.with_traceback(None) from None
+    raise error.bare() from None
 
 
 def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
@@ -108,9 +113,9 @@ def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
     if config.reader.format == "text":
         strings = [f for f in target if pa.types.is_string(f.type)]
         if not strings:
-            raise OptionError(
-                "pyfile", "format", "text", "the text format needs a STRING column (value)"
-            ).with_traceback(None)
+            raise OptionError.invalid(
+                "pyfile", "format", "the text format needs a STRING column (value)", "text"
+            ).bare()
     return target
 
 
@@ -164,18 +169,17 @@ def _manifest_path(url: str) -> str:
 
 
 def _parse_offset(offset: Any) -> tuple[int, str | None]:
-    """(log batch id, log id); offsets written before logs had ids carry no id."""
-    if (
-        not isinstance(offset, dict)
-        or "logOffset" not in offset
-        or not set(offset) <= {"logId", "logOffset"}
-    ):
-        raise ValueError(
-            f"pyfile: offset {offset!r} in the checkpoint was not written by pyfile's source; "
-            "start from a new checkpointLocation"
+    """(log batch id, log id); -1 is the offset before the first batch, which has no id."""
+    if not isinstance(offset, dict) or not set(offset) <= {"logId", "logOffset"}:
+        raise offset_error(
+            "pyfile", offset, "is not pyfile's offset (expected keys logId, logOffset)"
         )
     log_id = offset.get("logId")
-    return int(offset["logOffset"]), None if log_id is None else str(log_id)
+    if log_id is not None and not isinstance(log_id, str):
+        raise offset_error("pyfile", offset, f"has logId={log_id!r}, not a string")
+    position = {"logOffset": offset.get("logOffset")}
+    checked = checked_ints("pyfile", position, ("logOffset",), "pyfile's offset", minimum=-1)
+    return checked["logOffset"], log_id
 
 
 @dataclass
@@ -216,8 +220,10 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         assert cfg.log_location is not None
         problem = exclusive_create_problem(cfg.log_location)
         if problem is not None:  # the log's batch files must never be replaced
-            error = OptionError("pyfile", "sourceLogLocation", cfg.log_location.url(), problem)
-            raise error.with_traceback(None) from None
+            error = OptionError.invalid(
+                "pyfile", "sourceLogLocation", problem, cfg.log_location.url()
+            )
+            raise error.bare() from None
         source_log = SourceLog(cfg.log_location)
         source_log.acquire(cfg.lease_timeout_s)
         history = source_log.restore()

@@ -275,13 +275,13 @@ class FileBatchWriter(DataSourceArrowWriter):  # type: ignore[misc]
         self.config, self.schema = _setup(options, schema, overwrite)
         fs: Any = self.config.location.filesystem()
         if fs.isdir(self.config.metadata.path):
-            raise OptionError(
+            raise OptionError.invalid(
                 "pyfile",
                 "path",
-                self.config.base_url,
                 f"this folder is a streaming sink's output (it has {METADATA_DIR}): files "
                 "written by a batch job would be invisible to its readers; write elsewhere",
-            ).with_traceback(None)
+                self.config.base_url,
+            ).bare()
         self.job = uuid.uuid4().hex
 
     @property

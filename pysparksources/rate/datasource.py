@@ -36,7 +36,7 @@ class RateDataSource(DataSource):  # type: ignore[misc]
             self.config: RateConfig = parse_rate_options(options)
         except OptionError as error:
             # Raised from here alone, so Spark's message shows one frame and our sentence.
-            raise error.with_traceback(None) from None
+            raise error.bare() from None
 
     @classmethod
     def name(cls) -> str:
@@ -54,8 +54,10 @@ class RateDataSource(DataSource):  # type: ignore[misc]
         from pysparksources.rate.reader import RateBatchReader
 
         if self.config.total_rows is None:
-            raise ValueError(
-                "pyrate: batch reads (spark.read) need the option totalRows: an integer >= 1 "
-                "saying how many rows to produce"
+            error = OptionError.required(
+                "pyrate",
+                "totalRows",
+                "batch reads (spark.read) need an integer >= 1 saying how many rows to produce",
             )
+            raise error.bare() from None
         return RateBatchReader(self.config)

@@ -1,4 +1,4 @@
-"""pyrate's options, validated once when the query starts."""
+"""pyrate's options, validated when the query is defined (``load()``)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ class RateConfig:
 def parse_rate_options(raw: Mapping[str, str]) -> RateConfig:
     """Validate pyrate's options; raise :class:`OptionError` on the first bad one."""
     opts = Options(SOURCE, raw, OPTIONS)
-    rows_per_batch = opts.integer("rowsPerBatch", None, minimum=1)
+    rows_per_batch = opts.integer("rowsPerBatch", minimum=1)
     mode_only = _BATCH_ONLY if rows_per_batch is None else _TIME_ONLY
     for name in mode_only:
         if opts.has(name):
@@ -61,7 +61,6 @@ def parse_rate_options(raw: Mapping[str, str]) -> RateConfig:
             )
             raise opts.error(name, f"this option applies {needed}")
     rows_per_second = opts.integer("rowsPerSecond", 1, minimum=1)
-    assert rows_per_second is not None
     ramp_up = int(opts.duration_seconds("rampUpTime", 0))
     if ramp_up > max_second(rows_per_second):
         raise opts.error(
@@ -72,7 +71,6 @@ def parse_rate_options(raw: Mapping[str, str]) -> RateConfig:
     num_partitions = opts.integer("numPartitions", os.cpu_count() or 1, minimum=1, maximum=INT_MAX)
     start_ts = opts.integer("startTimestamp", 0, minimum=0)
     advance = opts.integer("advanceMillisPerBatch", 1000, minimum=0, maximum=INT_MAX)
-    assert num_partitions is not None and start_ts is not None and advance is not None
     return RateConfig(
         num_partitions=num_partitions,
         rows_per_second=rows_per_second,
@@ -80,6 +78,6 @@ def parse_rate_options(raw: Mapping[str, str]) -> RateConfig:
         rows_per_batch=rows_per_batch,
         start_timestamp_ms=start_ts,
         advance_ms=advance,
-        max_rows_per_trigger=opts.integer("maxRowsPerTrigger", None, minimum=1),
-        total_rows=opts.integer("totalRows", None, minimum=1),
+        max_rows_per_trigger=opts.integer("maxRowsPerTrigger", minimum=1),
+        total_rows=opts.integer("totalRows", minimum=1),
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 from pyspark.sql.datasource import InputPartition
 
-from pysparksources._offsets import canonical_offset
+from pysparksources._offsets import canonical_offset, checked_ints
 from pysparksources.rate._timeline import max_second, second_of_value, value_at_second
 from pysparksources.rate.options import RateConfig
 
@@ -87,13 +87,7 @@ class Planner(ABC):
         return self.config.total_rows
 
     def _check_keys(self, offset: Offset, keys: tuple[str, ...], mode: str) -> Offset:
-        if not isinstance(offset, dict) or set(offset) != set(keys):
-            raise ValueError(
-                f"pyrate: offset {offset!r} in the checkpoint does not belong to {mode} "
-                f"(expected keys {', '.join(keys)}); the query's options changed between runs. "
-                "Start from a new checkpointLocation or restore the original options."
-            )
-        return offset
+        return dict(checked_ints("pyrate", offset, keys, f"an offset of {mode}"))
 
 
 class TimeModePlanner(Planner):

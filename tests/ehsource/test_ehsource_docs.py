@@ -18,7 +18,7 @@ def test_every_option_has_a_row_with_its_default_and_meaning() -> None:
 
 def test_every_alias_is_in_the_migration_table() -> None:
     table = SECTION.split("### Migrating from the Scala connector", 1)[1].lower()
-    for alias in ALIASES:
+    for alias in map(str.lower, ALIASES):
         grouped = alias + "(s)" in table or (alias[-1] == "s" and alias[:-1] + "(s)" in table)
         assert alias in table or grouped, f"the migration table lacks {alias}"
 

@@ -1,17 +1,19 @@
-"""Starting and ending positions resolve to the right first event (batch reads, classic)."""
+"""Starting and ending positions resolve to the right first event (batch reads, classic; a
+slow start position in streaming queries on both session kinds)."""
 
 from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
 from support.eventhubs import send
-from support.pyeventhub import batch_read, seqs
+from support.pyeventhub import batch_read, read_back, reader, run_to_parquet, seqs
 
-from pysparksources.emulator import EventHubsEmulator
+from pysparksources.emulator import EventHubsEmulator, Fault
 
 
 @pytest.fixture
@@ -83,3 +85,29 @@ def test_positions_for_unknown_partition_fail(spark: Any, hub: str) -> None:
     with pytest.raises(Exception) as err:
         batch_read(spark, hub, startingPositions='{"7": "start"}')
     assert "startingPositions" in str(err.value) and "partition(s) 7" in str(err.value)
+
+
+def test_a_slow_start_position_is_waited_for_and_an_unfindable_one_fails_the_query(
+    session: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
+) -> None:
+    # The driver finds an enqueuedTime position with one receive. Its link attaching 7 s late
+    # (a slow service or token fetch) used to make the query start at the end and skip the
+    # backlog silently; now the search waits up to operationTimeout, then fails the query.
+    conn = eventhubs_emulator.connection_string("test")
+    cut = datetime.now(timezone.utc) - timedelta(seconds=1)
+    send(conn, [f"e{i}" for i in range(5)], partition_id="0")
+    position = json.dumps({"enqueuedTime": cut.isoformat()})
+    eventhubs_emulator.add_fault(Fault("delay", link="receiver", partition=0, delay=7.0))
+    # A receive budget below one event's size: each event still flows, alone.
+    df = reader(session, conn, startingPosition=position, receiverBufferBytes="1000")
+    run_to_parquet(df, tmp_path, "slow")
+    assert seqs(read_back(session, tmp_path, "slow")) == p0(0, 1, 2, 3, 4)
+
+    eventhubs_emulator.add_fault(Fault("delay", link="receiver", partition=0, delay=30.0))
+    df = reader(session, conn, startingPosition=position, operationTimeout="2s")
+    with pytest.raises(Exception) as failed:  # classic and Connect raise different types
+        run_to_parquet(df, tmp_path, "unfindable")
+    message = str(failed.value)
+    assert "in partition 0 of" in message and "operationTimeout (2s)" in message, message
+    assert "enqueuedTime" in message
+    assert conn.split("SharedAccessKey=", 1)[1].split(";", 1)[0] not in message

@@ -165,6 +165,8 @@ def test_scala_aliases_and_iso_durations() -> None:
         ({"useExclusiveReceiver": "2"}, "useExclusiveReceiver"),
         ({"partitionPreferredLocationStrategy": "Random"}, "partitionPreferredLocationStrategy"),
         ({"receiverIdleTimeout": "-"}, "receiverIdleTimeout"),
+        ({"receiverBufferBytes": "0"}, "receiverBufferBytes"),
+        ({"receiverBufferBytes": "64m"}, "receiverBufferBytes"),
         ({"partitionInfoCacheInterval": "x"}, "partitionInfoCacheInterval"),
         ({"consumerGroup": " "}, "consumerGroup"),
         ({"maxEventPerTrigger": "5"}, "maxeventpertrigger"),

@@ -92,3 +92,21 @@ def test_incomplete_credentials_name_the_missing_option() -> None:
         parse(connectionString=CONN, fullyQualifiedNamespace="ns.servicebus.windows.net")
     with pytest.raises(OptionError, match="transportType"):
         parse(connectionString=CONN, eventHubName="h", transportType="http")
+
+
+def test_pool_key_tells_apart_everything_a_client_is_built_from() -> None:
+    # Executors pool receivers and producers by this key: a client over AMQP must not serve a
+    # query that asked for WebSockets, nor one tenant's client another tenant.
+    base = {"connectionString": CONN + ";EntityPath=orders"}
+    plain = parse(**base).pool_key()
+    assert parse(**base, transportType="amqpWebSockets").pool_key() != plain
+    assert parse(**base).pool_key() == plain
+    principal = {
+        "fullyQualifiedNamespace": "ns.servicebus.windows.net",
+        "eventHubName": "orders",
+        "clientId": "app",
+        "clientSecret": KEY,
+    }
+    assert (
+        parse(**principal, tenantId="a").pool_key() != parse(**principal, tenantId="b").pool_key()
+    )

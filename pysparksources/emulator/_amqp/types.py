@@ -239,12 +239,19 @@ _FIXED: dict[int, int] = {
 }  # fmt: skip
 
 
-def skip(buf: bytes | memoryview, pos: int) -> int:
+# Peers nest values (described, lists, maps) a few levels deep; a frame of nested constructors
+# must end as a decode error, not as a RecursionError.
+MAX_DEPTH = 64
+
+
+def skip(buf: bytes | memoryview, pos: int, _depth: int = 0) -> int:
     """Return the position just past the value starting at ``pos`` without decoding it."""
+    if _depth > MAX_DEPTH:
+        raise DecodeError(f"AMQP value nested deeper than {MAX_DEPTH} levels")
     try:
         code = buf[pos]
         if code == 0x00:
-            return skip(buf, skip(buf, pos + 1))
+            return skip(buf, skip(buf, pos + 1, _depth + 1), _depth + 1)
         width = _FIXED.get(code)
         if width is not None:
             end = pos + 1 + width
@@ -318,28 +325,31 @@ def _decode_body(code: int, buf: bytes | memoryview, pos: int, end: int) -> Any:
     """Decode a value whose constructor is ``code`` and whose bytes are ``buf[pos:end]``."""
     if code in (0xA0, 0xB0):
         return bytes(buf[pos:end])
-    if code in (0xA1, 0xB1):
-        return bytes(buf[pos:end]).decode("utf-8")
-    if code in (0xA3, 0xB3):
-        return Symbol(bytes(buf[pos:end]).decode("ascii"))
+    try:
+        if code in (0xA1, 0xB1):
+            return bytes(buf[pos:end]).decode("utf-8")
+        if code in (0xA3, 0xB3):
+            return Symbol(bytes(buf[pos:end]).decode("ascii"))
+    except UnicodeDecodeError as exc:
+        raise DecodeError(f"invalid text in an AMQP string or symbol: {exc.reason}") from None
     raise DecodeError(f"unexpected constructor 0x{code:02x}")
 
 
-def _decode_items(buf: bytes | memoryview, pos: int, count: int, end: int) -> list[Any]:
+def _decode_items(buf: bytes | memoryview, pos: int, count: int, end: int, depth: int) -> list[Any]:
     items: list[Any] = []
     for _ in range(count):
-        value, pos = decode(buf, pos)
+        value, pos = decode(buf, pos, depth + 1)
         items.append(value)
     if pos != end:
         raise DecodeError("compound size does not match its items")
     return items
 
 
-def _decode_array(buf: bytes | memoryview, pos: int, count: int, end: int) -> Array:
+def _decode_array(buf: bytes | memoryview, pos: int, count: int, end: int, depth: int) -> Array:
     start = pos
     descriptor = None
     if buf[pos] == 0x00:
-        descriptor, pos = decode(buf, pos + 1)
+        descriptor, pos = decode(buf, pos + 1, depth + 1)
     code = buf[pos]
     pos += 1
     items: list[Any] = []
@@ -365,14 +375,16 @@ def _decode_array(buf: bytes | memoryview, pos: int, count: int, end: int) -> Ar
     return Array(code, tuple(items))
 
 
-def decode(buf: bytes | memoryview, pos: int = 0) -> tuple[Any, int]:
+def decode(buf: bytes | memoryview, pos: int = 0, _depth: int = 0) -> tuple[Any, int]:
     """Decode the value at ``pos``; return it and the position just past it."""
+    if _depth > MAX_DEPTH:
+        raise DecodeError(f"AMQP value nested deeper than {MAX_DEPTH} levels")
     try:
         code = buf[pos]
         pos += 1
         if code == 0x00:
-            descriptor, pos = decode(buf, pos)
-            value, pos = decode(buf, pos)
+            descriptor, pos = decode(buf, pos, _depth + 1)
+            value, pos = decode(buf, pos, _depth + 1)
             return Described(descriptor, value), pos
         width = _FIXED.get(code)
         if width is not None:
@@ -402,8 +414,8 @@ def decode(buf: bytes | memoryview, pos: int = 0) -> tuple[Any, int]:
         if end > len(buf):
             raise DecodeError("truncated AMQP value")
         if code in (0xE0, 0xF0):
-            return _decode_array(buf, pos, count, end), end
-        items = _decode_items(buf, pos, count, end)
+            return _decode_array(buf, pos, count, end, _depth), end
+        items = _decode_items(buf, pos, count, end, _depth)
         if code in (0xC0, 0xD0):
             return items, end
         if count % 2:

@@ -1,0 +1,20 @@
+"""A data source whose only job is to be resolved by Spark in a Python worker.
+
+Its class is pickled by reference, so the worker must import pysparksources to resolve it; the
+schema's one column is named after the version that worker imported.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.datasource import DataSource
+
+import pysparksources
+
+
+class ImportProbe(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "pysparksources_import_probe"
+
+    def schema(self) -> str:
+        return f"`{pysparksources.__version__}` STRING"

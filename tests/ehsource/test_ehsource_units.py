@@ -166,7 +166,7 @@ def test_scala_aliases_and_iso_durations() -> None:
         ({"partitionPreferredLocationStrategy": "Random"}, "partitionPreferredLocationStrategy"),
         ({"receiverIdleTimeout": "-"}, "receiverIdleTimeout"),
         ({"receiverBufferBytes": "0"}, "receiverBufferBytes"),
-        ({"receiverBufferBytes": "64m"}, "receiverBufferBytes"),
+        ({"receiverBufferBytes": "64mb!"}, "receiverBufferBytes"),
         ({"partitionInfoCacheInterval": "x"}, "partitionInfoCacheInterval"),
         ({"consumerGroup": " "}, "consumerGroup"),
         ({"maxEventPerTrigger": "5"}, "maxeventpertrigger"),

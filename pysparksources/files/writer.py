@@ -187,13 +187,25 @@ def _task_stem(batch_id: int | None) -> tuple[int, str]:
     return partition, f"part-{partition:05d}{tag}-{uuid.uuid4()}"
 
 
+def _as_utc(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """The batch typed as ``schema``, whose timestamps are tagged UTC.
+
+    Spark tags the timestamps it hands a Python writer with the session time zone (``Etc/UTC``,
+    ``America/Los_Angeles``...). The values are UTC microseconds whatever the tag, so retagging
+    is free; without it the parquet writer refuses every batch of a session not named "UTC".
+    """
+    if batch.schema.equals(schema):
+        return batch
+    return batch.cast(schema)
+
+
 def _write_all(
     config: SinkConfig, schema: pa.Schema, root: str, stem: str, batches: Iterator[pa.RecordBatch]
 ) -> list[WrittenFile]:
     files = _TaskFiles(config, schema, root, stem)
     try:
         for batch in batches:
-            files.write(batch)
+            files.write(_as_utc(batch, schema))
         return files.finish()
     except BaseException:
         files.delete_all()

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from support.eventhubs import send
 
-pytestmark = [pytest.mark.spark, pytest.mark.emulator]
+# ~2-3 min: spark-pipelines starts its own Spark Connect server and runs two streaming flows.
+pytestmark = [pytest.mark.spark, pytest.mark.emulator, pytest.mark.slow]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "pipelines"
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -43,6 +44,9 @@ def test_pipeline_example_reads_every_event_once(
 
     project = tmp_path / "pipeline"
     shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns("output", "pipeline-storage"))
+    spec = project / "spark-pipeline.yml"
+    storage = (tmp_path / "storage").as_uri()
+    spec.write_text(spec.read_text().replace("file:///tmp/pyeventhub-orders-pipeline", storage))
     out = tmp_path / "revenue"
     bin_dir = Path(sys.executable).parent
     env = {

@@ -2,7 +2,8 @@
 
 Two streaming queries on a local Spark, with the package's Event Hubs emulator standing in
 for Azure: pyrate → pyeventhub sink, and pyeventhub source → pyfile sink (parquet). Each
-batch's rows, latency and lag are printed as it completes, and a summary at the end says how
+batch's rows, latency and lag (from :class:`pysparksources.monitoring.LagListener`) are
+printed as it completes, and a summary at the end says how
 many rows went in and came out, the batch latencies, the lag left and whether Spark's own
 parquet reader finds every generated row exactly once.
 
@@ -13,35 +14,22 @@ trigger), and the reading query starts once the first batch is in the hub.
 
 from __future__ import annotations
 
-import json
+import logging
 import math
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pysparksources._local_spark import local_session
+from pysparksources.monitoring import LagListener
 
 __all__ = ["run_demo"]
 
 HUB = "demo"
 TRIGGER = "500 milliseconds"
-
-
-def _offset(value: Any) -> dict[str, Any]:
-    parsed: dict[str, Any] = json.loads(value) if isinstance(value, str) else value
-    return parsed
-
-
-def _rate_position(offset: dict[str, Any]) -> int:
-    """Rows generated before a pyrate batch-mode offset ``{"offset": n, "timestamp": ms}``."""
-    return int(offset["offset"])
-
-
-def _hub_position(offset: dict[str, Any]) -> int:
-    """Events before a pyeventhub offset ``{hub: {partition: next sequence number}}``."""
-    return sum(int(n) for n in offset[HUB].values())
 
 
 def percentile(values: list[int], fraction: float) -> int:
@@ -55,7 +43,8 @@ class Batch:
     batch_id: int
     rows: int
     latency_ms: int
-    lag: int
+    lag: str  # as LagListener computed it: rows (pyrate) or events and seconds (pyeventhub)
+    behind: int  # rows or events not yet read
 
 
 @dataclass
@@ -63,40 +52,26 @@ class QueryLog:
     """The batches one query has run, printed once each as they complete."""
 
     name: str
-    query: Any
-    position: Any  # offset dict -> rows or events before it
-    unit: str
     batches: list[Batch] = field(default_factory=list)
 
     @property
     def rows(self) -> int:
         return sum(b.rows for b in self.batches)
 
-    def poll(self) -> None:
-        if self.query.exception() is not None:
-            raise RuntimeError(f"{self.name} failed: {self.query.exception()}")
-        done = self.batches[-1].batch_id if self.batches else -1
-        for entry in self.query.recentProgress:
-            progress = json.loads(entry.json)
-            # Progress without addBatch is Spark's "no new data" report, not a batch.
-            if progress["batchId"] <= done or "addBatch" not in progress["durationMs"]:
-                continue
-            done = progress["batchId"]
-            source = progress["sources"][0]
-            end = _offset(source["endOffset"])
-            latest = _offset(source.get("latestOffset") or source["endOffset"])
-            batch = Batch(
-                batch_id=done,
-                rows=int(source.get("numInputRows") or 0),
-                latency_ms=int(progress["durationMs"]["triggerExecution"]),
-                lag=self.position(latest) - self.position(end),
-            )
-            self.batches.append(batch)
-            print(
-                f"{self.name:<22} batch {batch.batch_id:>3}: {batch.rows:>6} rows  "
-                f"latency {batch.latency_ms:>5} ms  lag {batch.lag:>6} {self.unit}",
-                flush=True,
-            )
+    def add(self, progress: dict[str, Any], lag: dict[str, Any]) -> None:
+        batch = Batch(
+            batch_id=int(progress["batchId"]),
+            rows=int(progress["sources"][0].get("numInputRows") or 0),
+            latency_ms=int(progress["durationMs"]["triggerExecution"]),
+            lag=_lag_text(lag),
+            behind=int(lag["rowsBehind"] if lag["format"] == "pyrate" else lag["eventsBehind"]),
+        )
+        self.batches.append(batch)
+        print(
+            f"{self.name:<22} batch {batch.batch_id:>3}: {batch.rows:>6} rows  "
+            f"latency {batch.latency_ms:>5} ms  lag {batch.lag}",
+            flush=True,
+        )
 
     def latency_summary(self) -> str:
         latencies = [b.latency_ms for b in self.batches]
@@ -106,12 +81,40 @@ class QueryLog:
         )
 
 
-def _wait(logs: list[QueryLog], until: Any, deadline: float, what: str) -> None:
+def _lag_text(lag: dict[str, Any]) -> str:
+    if lag["format"] == "pyrate":
+        return f"{lag['rowsBehind']:>6} rows"
+    seconds = lag["secondsBehind"]
+    shown = "?" if seconds is None else f"{seconds:.1f}"
+    return f"{lag['eventsBehind']:>6} events, >= {shown} s behind the newest"
+
+
+class _DemoListener(LagListener):
+    """Routes each batch of the demo's queries, with the lag LagListener computed for it, to
+    the query's log. Spark's progress without addBatch is a "no new data" report: it feeds
+    the lag history but is not a batch."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)  # the demo prints; no log line per progress
+        self.logs: dict[str, QueryLog] = {}
+        self._printing = threading.Lock()
+
+    def record(self, progress: dict[str, Any]) -> dict[str, Any] | None:
+        entry = super().record(progress)
+        log = self.logs.get(str(progress.get("name")))
+        if log is not None and entry is not None and "addBatch" in progress["durationMs"]:
+            with self._printing:
+                log.add(progress, entry["sources"][0])
+        return entry
+
+
+def _wait(queries: list[Any], until: Any, deadline: float, what: str) -> None:
     while not until():
         if time.monotonic() > deadline:
             raise TimeoutError(f"the demo timed out waiting for {what}")
-        for log in logs:
-            log.poll()
+        for query in queries:
+            if query.exception() is not None:
+                raise RuntimeError(f"{query.name} failed: {query.exception()}")
         time.sleep(0.1)
 
 
@@ -136,6 +139,10 @@ def run_demo(batches: int = 8, rows_per_batch: int = 1500, timeout: float = 300)
             f"pyrate writes {batches} batches of {rows_per_batch} rows ({total} in all), one "
             f"per {TRIGGER}; the reader starts once the first batch is in the hub"
         )
+        listener = _DemoListener()
+        produced = listener.logs["demo-produce"] = QueryLog("pyrate -> pyeventhub")
+        consumed = listener.logs["demo-consume"] = QueryLog("pyeventhub -> pyfile")
+        spark.streams.addListener(listener)
         queries_started = time.monotonic()
         produce = (
             spark.readStream.format("pyrate")
@@ -150,17 +157,16 @@ def run_demo(batches: int = 8, rows_per_batch: int = 1500, timeout: float = 300)
                 "map('made', CAST(timestamp AS STRING)) AS properties",
             )
             .writeStream.format("pyeventhub")
+            .queryName("demo-produce")
             .option("connectionString", conn)
             .option("checkpointLocation", f"{tmp}/ck-produce")
             .trigger(processingTime=TRIGGER)
             .start()
         )
-        produced = QueryLog("pyrate -> pyeventhub", produce, _rate_position, "rows")
-        logs = [produced]
         consume = None
         deadline = time.monotonic() + timeout
         try:
-            _wait(logs, lambda: produced.batches, deadline, "pyrate's first batch")
+            _wait([produce], lambda: produced.batches, deadline, "pyrate's first batch")
             first_batch_s = time.monotonic() - queries_started
             consume = (
                 spark.readStream.format("pyeventhub")
@@ -175,16 +181,16 @@ def run_demo(batches: int = 8, rows_per_batch: int = 1500, timeout: float = 300)
                     "enqueuedTime",
                 )
                 .writeStream.format("pyfile")
+                .queryName("demo-consume")
                 .option("format", "parquet")
                 .option("path", str(out))
                 .option("checkpointLocation", f"{tmp}/ck-consume")
                 .trigger(processingTime=TRIGGER)
                 .start()
             )
-            logs.append(QueryLog("pyeventhub -> pyfile", consume, _hub_position, "events"))
             _wait(
-                logs,
-                lambda: produced.rows >= total and logs[1].rows >= total,
+                [produce, consume],
+                lambda: produced.rows >= total and consumed.rows >= total,
                 deadline,
                 "every row in the output",
             )
@@ -192,13 +198,13 @@ def run_demo(batches: int = 8, rows_per_batch: int = 1500, timeout: float = 300)
             for query in (produce, consume):
                 if query is not None:
                     query.stop()
+            spark.streams.removeListener(listener)
         row = spark.read.parquet(str(out)).selectExpr(
             "count(*) AS n", "count(DISTINCT value) AS distinct_values", "min(value) AS lo",
             "max(value) AS hi",
         ).collect()[0]  # fmt: skip
     spark.stop()
     exact = row.n == row.distinct_values == total and row.lo == 0 and row.hi == total - 1
-    consumed = logs[1]
     print()
     print("Summary")
     print(f"  rows in           {produced.rows} (pyrate, {len(produced.batches)} batches)")
@@ -208,7 +214,7 @@ def run_demo(batches: int = 8, rows_per_batch: int = 1500, timeout: float = 300)
     )
     print(f"  batch latency     {produced.latency_summary()}")
     print(f"                    {consumed.latency_summary()}")
-    print(f"  lag at the end    {consumed.batches[-1].lag} events in the hub not yet read")
+    print(f"  lag at the end    {consumed.batches[-1].behind} events in the hub not yet read")
     print(
         f"  time              first batch {first_batch_s:.1f} s after the queries started "
         f"(it starts Spark's Python workers); {time.monotonic() - started:.1f} s in all"

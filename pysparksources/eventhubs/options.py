@@ -76,9 +76,29 @@ SOURCE_OPTIONS: dict[str, tuple[str, str]] = {
         "unset (all available)",
         "most events per micro-batch, split across partitions by backlog",
     ),
+    "minEventsPerTrigger": (
+        "unset",
+        "hold a micro-batch back until this many events wait (over the read partitions) or "
+        "maxTriggerDelay has passed since the previous batch; ignored by AvailableNow",
+    ),
+    "maxTriggerDelay": (
+        "15m",
+        "with minEventsPerTrigger: the longest a waiting event is held back after the previous "
+        "batch",
+    ),
+    "partitions": (
+        "unset (every partition)",
+        "read only these partition ids, comma-separated: 0,2; fixed for the life of a checkpoint",
+    ),
     "maxEventsPerPartition": (
         "unset",
-        "split a partition's range into Spark partitions of at most this many events",
+        "split a partition's range into Spark partitions of at most this many events "
+        "(Kafka's maxRecordsPerPartition)",
+    ),
+    "minPartitions": (
+        "unset",
+        "split the largest ranges so a batch has about this many Spark partitions (Kafka's "
+        "minPartitions)",
     ),
     "failOnDataLoss": (
         "true",
@@ -152,7 +172,11 @@ class SourceConfig:
     ending: Position = END
     ending_per_partition: dict[str, Position] = field(default_factory=dict)
     max_events_per_trigger: int | None = None
+    min_events_per_trigger: int | None = None
+    max_trigger_delay_s: float = 900.0
+    partitions: tuple[str, ...] | None = None
     max_events_per_partition: int | None = None
+    min_partitions: int | None = None
     fail_on_data_loss: bool = True
     receiver_timeout_s: float = 60.0
     operation_timeout_s: float = 300.0
@@ -192,6 +216,40 @@ def _positions(options: Options, name: str) -> dict[str, Position]:
         ) from None
 
 
+def _partition_ids(options: Options) -> tuple[str, ...] | None:
+    text = options.raw("partitions")
+    if text is None:
+        return None
+    accepted = "expected partition ids separated by commas, such as 0,2"
+    items = [item.strip() for item in text.split(",")]
+    if not items or not all(item.isdigit() for item in items):
+        raise options.error("partitions", accepted)
+    ids = [str(int(item)) for item in items]
+    if len(set(ids)) != len(ids):
+        raise options.error("partitions", accepted + ", each once")
+    return tuple(sorted(ids, key=int))
+
+
+def _trigger_bounds(
+    options: Options, streaming: bool | None
+) -> tuple[int | None, int | None, float]:
+    """maxEventsPerTrigger, minEventsPerTrigger and maxTriggerDelay, checked together."""
+    per_trigger = options.integer("maxEventsPerTrigger", minimum=1)
+    min_per_trigger = options.integer("minEventsPerTrigger", minimum=1)
+    for name in ("maxEventsPerTrigger", "minEventsPerTrigger", "maxTriggerDelay"):
+        if options.has(name) and streaming is False:
+            raise options.error(name, "only for readStream")
+    if options.has("maxTriggerDelay") and min_per_trigger is None:
+        raise options.error("maxTriggerDelay", "only with minEventsPerTrigger")
+    if min_per_trigger is not None and per_trigger is not None and min_per_trigger > per_trigger:
+        raise options.error(
+            "minEventsPerTrigger",
+            f"expected at most maxEventsPerTrigger ({per_trigger}): a batch holds between the two",
+        )
+    delay = options.duration_seconds("maxTriggerDelay", 900.0)
+    return per_trigger, min_per_trigger, delay
+
+
 def parse_source_options(raw: Mapping[str, str], streaming: bool | None) -> SourceConfig:
     """Validate every reader option; raise OptionError naming the first bad one.
 
@@ -207,9 +265,7 @@ def parse_source_options(raw: Mapping[str, str], streaming: bool | None) -> Sour
         for name in ("endingPosition", "endingPositions"):
             if options.has(name):
                 raise options.error(name, "only for batch reads (spark.read), not readStream")
-    per_trigger = options.integer("maxEventsPerTrigger", minimum=1)
-    if per_trigger is not None and streaming is False:
-        raise options.error("maxEventsPerTrigger", "only for readStream")
+    per_trigger, min_per_trigger, trigger_delay = _trigger_bounds(options, streaming)
     return SourceConfig(
         connection=connection,
         consumer_group=group.strip(),
@@ -218,7 +274,11 @@ def parse_source_options(raw: Mapping[str, str], streaming: bool | None) -> Sour
         ending=_position(options, "endingPosition", END),
         ending_per_partition=_positions(options, "endingPositions"),
         max_events_per_trigger=per_trigger,
+        min_events_per_trigger=min_per_trigger,
+        max_trigger_delay_s=trigger_delay,
+        partitions=_partition_ids(options),
         max_events_per_partition=options.integer("maxEventsPerPartition", minimum=1),
+        min_partitions=options.integer("minPartitions", minimum=1, maximum=100_000),
         fail_on_data_loss=options.boolean("failOnDataLoss", True),
         receiver_timeout_s=options.duration_seconds("receiverTimeout", 60.0, 0.1, iso=True),
         operation_timeout_s=options.duration_seconds("operationTimeout", 300.0, 0.1, iso=True),

@@ -10,10 +10,12 @@ a batch reads [start, end) of every partition.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import time
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -22,12 +24,13 @@ from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
     ReadLimit,
     ReadMaxRows,
+    ReadMinRows,
     SupportsTriggerAvailableNow,
 )
 
 from pysparksources._offsets import canonical_offset, checked_ints, offset_error
 from pysparksources.eventhubs import _task_stats as task_stats
-from pysparksources.eventhubs._admission import next_end
+from pysparksources.eventhubs._admission import TriggerGate, next_end
 from pysparksources.eventhubs._arrowize import to_record_batch
 from pysparksources.eventhubs._avro_read import BadRecordError, check_read_schema, decode_batch
 from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo
@@ -39,12 +42,15 @@ from pysparksources.eventhubs.planning import EventHubPartition, plan_partitions
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
-__all__ = ["EventHubBatchReader", "EventHubStreamReader", "read_partition"]
+__all__ = ["LAST_ENQUEUED_KEY", "EventHubBatchReader", "EventHubStreamReader", "read_partition"]
 
 log = logging.getLogger(__name__)
 Offset = dict[str, Any]
 _LINK_RETRIES = 3
 _ROWS_PER_ARROW_BATCH = 8192
+# The reported latest offset's key for each partition's newest enqueued time (see
+# reportLatestOffset); pysparksources.monitoring reads it.
+LAST_ENQUEUED_KEY = "@lastEnqueuedTime"
 
 
 def _positions_of(config: SourceConfig, offset: Offset) -> dict[str, int]:
@@ -63,6 +69,12 @@ def _offset(config: SourceConfig, positions: dict[str, int]) -> Offset:
     return canonical_offset({config.connection.event_hub: positions})
 
 
+def _iso_millis(moment: datetime) -> str:
+    """``2026-11-23T10:00:00.123Z``: the service stamps milliseconds, in UTC."""
+    utc = moment.astimezone(timezone.utc)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
 def _lost(config: SourceConfig, pid: str, first: int, retained: int) -> str:
     return (
         f"pyeventhub: events {first}..{retained - 1} of {config.connection.describe()} "
@@ -71,7 +83,17 @@ def _lost(config: SourceConfig, pid: str, first: int, retained: int) -> str:
 
 
 def _check_partition_ids(config: SourceConfig, ids: dict[str, Any]) -> None:
-    """Per-partition positions must name partitions the hub has (a typo is not silent)."""
+    """``partitions`` and per-partition positions must name partitions the hub has, and
+    positions only partitions that are read (a typo is not silent)."""
+    hub = config.connection.describe()
+    if config.partitions is not None:
+        unknown = sorted(set(config.partitions) - set(ids), key=int)
+        if unknown:
+            raise ValueError(
+                f"pyeventhub: option 'partitions' names partition(s) {', '.join(unknown)} but "
+                f"{hub} has partitions {', '.join(ids)}"
+            )
+    read = set(ids) if config.partitions is None else set(config.partitions)
     for name, given in (
         ("startingPositions", config.starting_per_partition),
         ("endingPositions", config.ending_per_partition),
@@ -80,8 +102,37 @@ def _check_partition_ids(config: SourceConfig, ids: dict[str, Any]) -> None:
         if unknown:
             raise ValueError(
                 f"pyeventhub: option '{name}' names partition(s) {', '.join(unknown)} but "
-                f"{config.connection.describe()} has partitions {', '.join(ids)}"
+                f"{hub} has partitions {', '.join(ids)}"
             )
+        unread = sorted(set(given) - read, key=int)
+        if unread:
+            raise ValueError(
+                f"pyeventhub: option '{name}' names partition(s) {', '.join(unread)} that "
+                f"option 'partitions' ({','.join(config.partitions or ())}) does not read"
+            )
+
+
+def _read_partitions(config: SourceConfig, infos: dict[str, PartitionInfo]) -> list[str]:
+    """The partition ids a query reads: ``partitions`` if given, else every one of the hub."""
+    if config.partitions is None:
+        return list(infos)
+    return [pid for pid in infos if pid in config.partitions]
+
+
+def _check_checkpoint_partitions(config: SourceConfig, positions: dict[str, int]) -> None:
+    """With ``partitions``, a checkpoint must hold exactly those: the set is fixed for the
+    life of a checkpoint (a partition dropped would silently stop being read, one added
+    would need a starting position that only a new query applies)."""
+    if config.partitions is None or set(positions) == set(config.partitions):
+        return
+    held = ",".join(sorted(positions, key=int))
+    resume = json.dumps({pid: {"seqNo": positions[pid]} for pid in sorted(positions, key=int)})
+    raise ValueError(
+        f"pyeventhub: option 'partitions' is {','.join(config.partitions)} but the checkpoint "
+        f"reads partitions {held}; the set is fixed for the life of a checkpoint. To change "
+        f"it, start a new checkpoint with startingPositions {resume} (the checkpoint's "
+        "positions) and startingPosition for the partitions added"
+    )
 
 
 def _clamp_expired(
@@ -122,7 +173,15 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._meta: HubMetadata | None = None
         self._frozen: dict[str, int] | None = None
         self._latest: dict[str, int] | None = None
+        self._enqueued: dict[str, datetime | None] = {}
         self._initial: Offset | None = None
+        self._checkpoint_checked = False
+        cfg = self._config
+        self._gate = (
+            None
+            if cfg.min_events_per_trigger is None
+            else TriggerGate(cfg.min_events_per_trigger, cfg.max_trigger_delay_s, time.monotonic)
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -135,6 +194,10 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._meta
 
     def getDefaultReadLimit(self) -> ReadLimit:
+        # No composite limit exists for Python sources: with both bounds the engine hands back
+        # ReadMinRows and latestOffset applies maxEventsPerTrigger from the options.
+        if self._config.min_events_per_trigger is not None:
+            return ReadMinRows(self._config.min_events_per_trigger)
         if self._config.max_events_per_trigger is not None:
             return ReadMaxRows(self._config.max_events_per_trigger)
         return ReadAllAvailable()
@@ -149,30 +212,64 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             # Reuses the snapshot AvailableNow just took, if any: one fetch costs ~0.8 s.
             infos = meta.partitions()
             _check_partition_ids(cfg, infos)
-            starts = {pid: cfg.starting_per_partition.get(pid, cfg.starting) for pid in infos}
+            starts = {
+                pid: cfg.starting_per_partition.get(pid, cfg.starting)
+                for pid in _read_partitions(cfg, infos)
+            }
             self._initial = _offset(cfg, meta.resolve(starts))
         return self._initial
 
     def prepareForTriggerAvailableNow(self) -> None:
         infos = self._metadata().partitions(fresh=True)
-        self._frozen = {pid: info.latest for pid, info in infos.items()}
+        self._frozen = {pid: infos[pid].latest for pid in _read_partitions(self._config, infos)}
 
     def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:
+        cfg = self._config
         infos = self._metadata().partitions()
-        begin = _positions_of(self._config, start)
-        latest = {pid: info.latest for pid, info in infos.items()}
+        begin = _positions_of(cfg, start)
+        if not self._checkpoint_checked:  # a restarted query meets its options here first
+            _check_partition_ids(cfg, infos)
+            _check_checkpoint_partitions(cfg, begin)
+            self._checkpoint_checked = True
+        latest = {pid: infos[pid].latest for pid in _read_partitions(cfg, infos)}
         self._latest = latest
+        # An empty partition may still name the time of an event that has expired: not newest.
+        self._enqueued = {
+            pid: None if infos[pid].empty else infos[pid].last_enqueued for pid in latest
+        }
         if self._frozen is not None:
             latest = dict(self._frozen)
-        max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         beginnings = {pid: info.beginning for pid, info in infos.items()}
+        if isinstance(limit, ReadMaxRows):
+            max_rows: int | None = limit.max_rows
+        elif isinstance(limit, ReadMinRows):
+            max_rows = cfg.max_events_per_trigger
+            # AvailableNow ends at the first trigger that finds nothing new: holding events
+            # back there would end the run early, so it reads at once.
+            if self._gate is not None and self._frozen is None:
+                everything = next_end(begin, latest, beginnings, None)
+                waiting = sum(
+                    everything[pid] - begin.get(pid, beginnings.get(pid, 0)) for pid in everything
+                )
+                if not self._gate.admit(waiting):
+                    return _offset(cfg, begin)
+        else:
+            max_rows = None  # ReadAllAvailable
         end = next_end(begin, latest, beginnings, max_rows)
-        return _offset(self._config, end)
+        return _offset(cfg, end)
 
     def reportLatestOffset(self) -> Offset | None:
+        """The partitions' ends, and when each one's newest event was enqueued.
+
+        Spark only shows this in the progress (``sources[].latestOffset``); it never enters
+        the offset log, so the extra key cannot change what a checkpoint holds. The key starts
+        with ``@``, which an Event Hub name cannot, so it never collides with the hub's.
+        """
         if self._latest is None:
             return None
-        return _offset(self._config, self._latest)
+        report = {self._config.connection.event_hub: self._latest}
+        times = {pid: _iso_millis(t) for pid, t in self._enqueued.items() if t is not None}
+        return canonical_offset({**report, LAST_ENQUEUED_KEY: times})
 
     def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:
         begin = _positions_of(self._config, start)
@@ -212,9 +309,10 @@ class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
         try:
             infos = meta.partitions(fresh=True)
             _check_partition_ids(cfg, infos)
-            lows = meta.resolve({p: cfg.starting_per_partition.get(p, cfg.starting) for p in infos})
-            highs = meta.resolve({p: cfg.ending_per_partition.get(p, cfg.ending) for p in infos})
-            ranges = {pid: (lows[pid], min(highs[pid], infos[pid].latest)) for pid in infos}
+            read = _read_partitions(cfg, infos)
+            lows = meta.resolve({p: cfg.starting_per_partition.get(p, cfg.starting) for p in read})
+            highs = meta.resolve({p: cfg.ending_per_partition.get(p, cfg.ending) for p in read})
+            ranges = {pid: (lows[pid], min(highs[pid], infos[pid].latest)) for pid in read}
         finally:
             meta.close()
         ranges = _clamp_expired(cfg, ranges, infos)

@@ -25,3 +25,33 @@ def test_every_alias_is_in_the_migration_table() -> None:
 
 def test_checkpoint_precedence_is_said_plainly() -> None:
     assert "**Starting positions are ignored once the checkpoint exists.**" in SECTION
+
+
+KAFKA_OPTIONS = (
+    "subscribe",
+    "subscribePattern",
+    "assign",
+    "startingOffsets",
+    "startingOffsetsByTimestamp",
+    "endingOffsets",
+    "maxOffsetsPerTrigger",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
+    "minPartitions",
+    "maxRecordsPerPartition",
+    "failOnDataLoss",
+    "kafkaConsumer.pollTimeoutMs",
+    "fetchOffset.numRetries",
+    "includeHeaders",
+)
+
+
+def test_every_kafka_option_has_a_row_naming_an_option_or_why_not() -> None:
+    table = SECTION.split("**From Spark's Kafka source.**", 1)[1]
+    rows = {line.split(" | ")[0]: line for line in table.splitlines() if line.startswith("| `")}
+    for kafka in KAFKA_OPTIONS:
+        row = next((r for key, r in rows.items() if f"`{kafka}`" in key), None)
+        assert row is not None, f"the Kafka table lacks {kafka}"
+        answer = row.split(" | ", 1)[1]
+        named = [name for name in OPTIONS if f"`{name}`" in answer or f"{name}=" in answer]
+        assert named or "n/a:" in answer or "always" in answer, row

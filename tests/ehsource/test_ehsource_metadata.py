@@ -26,11 +26,15 @@ def test_properties_of_every_partition_are_read_and_cached(
     eventhubs_emulator: EventHubsEmulator,
 ) -> None:
     conn = eventhubs_emulator.connection_string("test")
+    before = datetime.now(timezone.utc) - timedelta(milliseconds=5)
     send(conn, ["a", "b", "c"], partition_id="1")
+    after = datetime.now(timezone.utc) + timedelta(milliseconds=5)
     meta = _metadata(conn, partitionInfoCacheInterval="60s")
     try:
         infos = meta.partitions(fresh=True)
         assert (infos["1"].beginning, infos["1"].latest, infos["1"].empty) == (0, 3, False)
+        enqueued = infos["1"].last_enqueued
+        assert enqueued is not None and before <= enqueued <= after  # the newest event's time
         assert all(info.empty for pid, info in infos.items() if pid != "1")
         send(conn, ["d"], partition_id="1")
         assert meta.partitions()["1"].latest == 3  # cached: polling costs no call

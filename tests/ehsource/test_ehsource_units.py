@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pysparksources._options import OptionError
-from pysparksources.eventhubs._admission import next_end, split_limit
+from pysparksources.eventhubs._admission import TriggerGate, next_end, split_limit
 from pysparksources.eventhubs._positions import (
     END,
     START,
@@ -25,6 +25,7 @@ from pysparksources.eventhubs.planning import (
     java_string_hash,
     plan_partitions,
     slot_key,
+    split_counts,
 )
 
 CONN = "Endpoint=sb://127.0.0.1:5672;SharedAccessKeyName=k;SharedAccessKey=SECRETKEY42;EntityPath=h"
@@ -110,9 +111,9 @@ def test_plan_splits_large_ranges_and_orders_by_slot() -> None:
     cfg = config(maxEventsPerPartition="4", partitionPreferredLocationStrategy="BalancedHash")
     planned = plan_partitions(cfg, {"0": (0, 10), "1": (5, 5), "2": (3, 4)}, 3)  # type: ignore[arg-type]
     assert sorted((p.partition_id, p.start, p.until) for p in planned) == [
-        ("0", 0, 4),
-        ("0", 4, 8),
-        ("0", 8, 10),
+        ("0", 0, 3),
+        ("0", 3, 6),
+        ("0", 6, 10),
         ("2", 3, 4),
     ]
     assert [p.slot for p in planned] == sorted(p.slot for p in planned)
@@ -147,6 +148,15 @@ def test_scala_aliases_and_iso_durations() -> None:
         ({"maxEventsPerTrigger": "0"}, "maxEventsPerTrigger"),
         ({"maxEventsPerTrigger": "lots"}, "maxEventsPerTrigger"),
         ({"maxEventsPerPartition": "-1"}, "maxEventsPerPartition"),
+        ({"minPartitions": "0"}, "minPartitions"),
+        ({"minEventsPerTrigger": "0"}, "minEventsPerTrigger"),
+        ({"minEventsPerTrigger": "9", "maxEventsPerTrigger": "8"}, "minEventsPerTrigger"),
+        ({"maxTriggerDelay": "5s"}, "maxTriggerDelay"),
+        ({"minEventsPerTrigger": "5", "maxTriggerDelay": "soon"}, "maxTriggerDelay"),
+        ({"partitions": ""}, "partitions"),
+        ({"partitions": "0,x"}, "partitions"),
+        ({"partitions": "1,1"}, "partitions"),
+        ({"partitions": "-1"}, "partitions"),
         ({"failOnDataLoss": "maybe"}, "failOnDataLoss"),
         ({"receiverTimeout": "soon"}, "receiverTimeout"),
         ({"operationTimeout": "0"}, "operationTimeout"),
@@ -226,3 +236,50 @@ def test_task_stats_line_has_the_documented_fields(tmp_path: Path) -> None:
     assert first["seconds"] == 0.123457 and first["pid"] == os.getpid()
     assert first["batchId"] is None and first["executorId"] is None  # no Spark task here
     assert (lines[1]["reuse"], lines[1]["cacheHit"]) == ("miss", False)
+
+
+def test_plan_min_partitions_splits_in_proportion_and_max_still_caps() -> None:
+    # Kafka's rule: pieces in proportion to size, rounded half up, at least one per range.
+    assert split_counts({"0": 1000, "1": 10}, None, 8) == {"0": 8, "1": 1}
+    assert split_counts({"0": 500, "1": 500}, None, 5) == {"0": 3, "1": 3}
+    assert split_counts({"0": 3}, None, 8) == {"0": 3}  # never a piece of no events
+    assert split_counts({"0": 1000, "1": 10}, None, 2) == {"0": 1, "1": 1}  # already enough
+    assert split_counts({"0": 100, "1": 100}, 10, 4) == {"0": 10, "1": 10}  # max wins
+    planned = plan_partitions(config(minPartitions="4"), {"0": (10, 20), "1": (0, 10)}, 2)  # type: ignore[arg-type]
+    ranges = sorted((p.partition_id, p.start, p.until) for p in planned)
+    assert ranges == [("0", 10, 15), ("0", 15, 20), ("1", 0, 5), ("1", 5, 10)]
+
+
+def test_trigger_gate_holds_back_until_min_or_delay_since_last_batch() -> None:
+    now = [100.0]
+    gate = TriggerGate(min_events=10, max_delay_s=5.0, clock=lambda: now[0])
+    assert not gate.admit(0)  # the run's first check finds nothing: the clock starts here
+    now[0] = 102.0
+    assert not gate.admit(3)  # 3 < 10 and only 2 s since the first check
+    now[0] = 103.0
+    assert gate.admit(10)  # the minimum is there
+    now[0] = 107.9
+    assert not gate.admit(4)  # 4.9 s since that batch
+    now[0] = 108.0
+    assert gate.admit(4)  # the delay has passed: whatever waits
+    now[0] = 200.0
+    assert not gate.admit(0)  # nothing waits: no batch, and the clock is not reset
+    assert gate.admit(1)  # a quiet spell longer than the delay: read at once
+
+
+def test_trigger_gate_first_check_of_a_run_never_holds_back() -> None:
+    gate = TriggerGate(min_events=1000, max_delay_s=60.0, clock=lambda: 5.0)
+    assert gate.admit(3)  # a restarted query reads what piled up, as Kafka's source does
+    assert not gate.admit(3)
+
+
+def test_trigger_bounds_and_partitions_parse() -> None:
+    cfg = config(
+        minEventsPerTrigger="5", maxEventsPerTrigger="8", maxTriggerDelay="3s", partitions=" 2, 0"
+    )
+    assert (cfg.min_events_per_trigger, cfg.max_events_per_trigger) == (5, 8)  # type: ignore[attr-defined]
+    assert cfg.max_trigger_delay_s == 3.0  # type: ignore[attr-defined]
+    assert cfg.partitions == ("0", "2")  # type: ignore[attr-defined]
+    assert config(minEventsPerTrigger="5").max_trigger_delay_s == 900.0  # type: ignore[attr-defined]
+    with pytest.raises(OptionError, match="minEventsPerTrigger"):
+        parse_source_options({"connectionString": CONN, "minEventsPerTrigger": "5"}, False)

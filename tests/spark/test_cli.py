@@ -35,6 +35,10 @@ def test_demo_prints_n_batches_with_rows_and_a_summary() -> None:
     assert consumed and all(rows(line) > 0 for line in consumed), result.stdout
     assert sum(rows(line) for line in consumed) == 3000
     assert all("latency" in line and "lag" in line for line in produced + consumed)
+    # Lag comes from pysparksources.monitoring.LagListener: rows for pyrate, events and
+    # seconds behind the newest enqueued time for pyeventhub.
+    assert all(line.endswith(" rows") for line in produced), result.stdout
+    assert all(" events, >= " in line and "behind the newest" in line for line in consumed)
     summary = result.stdout.split("\nSummary\n", 1)[1]
     assert "rows in           3000 (pyrate, 2 batches)" in summary
     assert (

@@ -1,0 +1,88 @@
+"""What the soak samples of a process, read from Linux's /proc (no psutil needed).
+
+RSS, threads and open sockets of one process, and its process tree, so the Spark processes a
+run started can be found by ancestry and command line rather than by name across the machine.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["ProcessFigures", "children_by_parent", "command_line", "descendants", "figures"]
+
+_PROC = Path("/proc")
+
+
+@dataclass(frozen=True)
+class ProcessFigures:
+    """One process (or a group summed): resident memory, threads and socket descriptors."""
+
+    rss_bytes: int = 0
+    threads: int = 0
+    sockets: int = 0
+    processes: int = 0
+
+    def __add__(self, other: ProcessFigures) -> ProcessFigures:
+        return ProcessFigures(
+            self.rss_bytes + other.rss_bytes,
+            self.threads + other.threads,
+            self.sockets + other.sockets,
+            self.processes + other.processes,
+        )
+
+
+def figures(pid: int) -> ProcessFigures:
+    """RSS, threads and socket fds of ``pid``; all zero once it has exited."""
+    try:
+        status = (_PROC / str(pid) / "status").read_text()
+        fds = os.listdir(_PROC / str(pid) / "fd")
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return ProcessFigures()
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    rss_kb = int(fields.get("VmRSS", "0 kB").split()[0])
+    sockets = 0
+    for fd in fds:
+        try:
+            if os.readlink(_PROC / str(pid) / "fd" / fd).startswith("socket:"):
+                sockets += 1
+        except OSError:  # closed between the listing and the readlink
+            continue
+    return ProcessFigures(rss_kb * 1024, int(fields.get("Threads", "0")), sockets, 1)
+
+
+def command_line(pid: int) -> str:
+    try:
+        raw = (_PROC / str(pid) / "cmdline").read_bytes()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return ""
+    return raw.replace(b"\0", b" ").decode(errors="replace").strip()
+
+
+def children_by_parent() -> dict[int, list[int]]:
+    """Parent pid -> child pids, for every process visible now."""
+    tree: dict[int, list[int]] = {}
+    for entry in _PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+        # The command name in parentheses may hold spaces; the parent pid follows it.
+        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
+        tree.setdefault(parent, []).append(int(entry.name))
+    return tree
+
+
+def descendants(pid: int, tree: dict[int, list[int]] | None = None) -> list[int]:
+    """Every process below ``pid`` (children, their children, ...)."""
+    tree = children_by_parent() if tree is None else tree
+    found: list[int] = []
+    stack = list(tree.get(pid, []))
+    while stack:
+        child = stack.pop()
+        found.append(child)
+        stack.extend(tree.get(child, []))
+    return found

@@ -10,9 +10,24 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ProcessFigures", "children_by_parent", "command_line", "descendants", "figures"]
+__all__ = [
+    "CAPPED_POOL_PREFIX",
+    "ProcessFigures",
+    "children_by_parent",
+    "command_line",
+    "descendants",
+    "figures",
+]
 
 _PROC = Path("/proc")
+
+
+# Spark's block manager runs block removals (the ContextCleaner drops each micro-batch's
+# broadcasts) on cached thread pools of at most 100 threads each that end after 60 s idle:
+# "block-manager-ask-thread-pool" on the driver, "block-manager-storage-async-thread-pool" on
+# every JVM. Under a steady stream they fill towards their cap; counted apart so that growth
+# elsewhere is not hidden behind them (Linux keeps the first 15 characters of a thread name).
+CAPPED_POOL_PREFIX = "block-manager-"
 
 
 @dataclass(frozen=True)
@@ -23,6 +38,7 @@ class ProcessFigures:
     threads: int = 0
     sockets: int = 0
     processes: int = 0
+    capped_pool_threads: int = 0
 
     def __add__(self, other: ProcessFigures) -> ProcessFigures:
         return ProcessFigures(
@@ -30,6 +46,7 @@ class ProcessFigures:
             self.threads + other.threads,
             self.sockets + other.sockets,
             self.processes + other.processes,
+            self.capped_pool_threads + other.capped_pool_threads,
         )
 
 
@@ -49,7 +66,23 @@ def figures(pid: int) -> ProcessFigures:
                 sockets += 1
         except OSError:  # closed between the listing and the readlink
             continue
-    return ProcessFigures(rss_kb * 1024, int(fields.get("Threads", "0")), sockets, 1)
+    threads = int(fields.get("Threads", "0"))
+    return ProcessFigures(rss_kb * 1024, threads, sockets, 1, _capped_pool_threads(pid))
+
+
+def _capped_pool_threads(pid: int) -> int:
+    count = 0
+    try:
+        tasks = os.listdir(_PROC / str(pid) / "task")
+    except OSError:
+        return 0
+    for task in tasks:
+        try:
+            name = (_PROC / str(pid) / "task" / task / "comm").read_text()
+        except OSError:  # the thread ended meanwhile
+            continue
+        count += name.startswith(CAPPED_POOL_PREFIX)
+    return count
 
 
 def command_line(pid: int) -> str:

@@ -40,6 +40,7 @@ class Series:
             "end": values[-1] if values else None,
             "max": max(values) if values else None,
             "verdict": self.by_design or verdict(self.points, self.allowance),
+            "samples": [[round(t), round(v, 1)] for t, v in self.points],
         }
 
 

@@ -13,7 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pysparksources.bench._procfs import figures
+from pysparksources.bench._jvm_heap import live_heap_bytes
+from pysparksources.bench._procfs import children_by_parent, figures
 from pysparksources.bench._soak_check import hub_next_sequence_numbers
 from pysparksources.bench._soak_processes import EmulatorProcess, SparkProcesses
 from pysparksources.bench._soak_report import Series
@@ -27,8 +28,10 @@ ROLES = (
     "executor JVMs",
     "executor Python workers",
 )
+_JVMS = ("driver JVM", "executor JVMs")
+_CAPPED = "bounded: Spark caps each pool at 100 threads"
 # Absolute noise a verdict tolerates besides 10 % of the median (see _soak_report).
-_RSS_MB, _THREADS, _SOCKETS, _FILES = 64.0, 8.0, 8.0, 5.0
+_RSS_MB, _HEAP_MB, _THREADS, _SOCKETS, _FILES = 64.0, 16.0, 8.0, 8.0, 5.0
 
 
 def committed_offsets(query: Any, hub: str) -> dict[str, int]:
@@ -64,8 +67,13 @@ class Sampler:
         self.checkpoint, self.output = checkpoint, output
         items = [Series(f"{role} RSS MB", _RSS_MB) for role in ROLES]
         items += [Series(f"{role} threads", _THREADS) for role in ROLES]
+        items += [
+            Series(f"{role} threads, block-manager pools", _THREADS, _CAPPED) for role in _JVMS
+        ]
+        items += [Series(f"{role} threads, all others", _THREADS) for role in _JVMS]
         items += [Series(f"{role} sockets", _SOCKETS) for role in ROLES]
         items += [Series(f"{role} processes", 1.0) for role in ROLES[2:]]
+        items += [Series(f"{role} live heap MB (after full GC)", _HEAP_MB) for role in _JVMS]
         items += [
             Series("emulator RSS MB", _RSS_MB, "grows by design: holds every event (no retention)"),
             Series("emulator sockets", _SOCKETS),
@@ -77,15 +85,27 @@ class Sampler:
         ]
         self.series = {s.name: s for s in items}
 
+    def _live_heaps(self, seconds: float) -> None:
+        driver = self.spark.driver_jvm(children_by_parent())
+        for role, pids in (("driver JVM", [driver]), ("executor JVMs", self.spark.executor_jvms())):
+            heaps = [live_heap_bytes(pid) for pid in pids if pid is not None]
+            if heaps and None not in heaps:
+                total = sum(h for h in heaps if h is not None)
+                self.series[f"{role} live heap MB (after full GC)"].add(seconds, total / 2**20)
+
     def sample(self, seconds: float, query: Any) -> str:
         """Add one point to every series; a one-line summary for the log."""
         add = {name: s.add for name, s in self.series.items()}
         for role, f in self.spark.sample().items():
             add[f"{role} RSS MB"](seconds, f.rss_bytes / 2**20)
             add[f"{role} threads"](seconds, f.threads)
+            if role in _JVMS:
+                add[f"{role} threads, block-manager pools"](seconds, f.capped_pool_threads)
+                add[f"{role} threads, all others"](seconds, f.threads - f.capped_pool_threads)
             add[f"{role} sockets"](seconds, f.sockets)
             if f"{role} processes" in add:
                 add[f"{role} processes"](seconds, f.processes)
+        self._live_heaps(seconds)
         if self.emulator.pid is not None:
             emulator = figures(self.emulator.pid)
             add["emulator RSS MB"](seconds, emulator.rss_bytes / 2**20)
@@ -102,4 +122,6 @@ class Sampler:
         last = query.lastProgress
         batch = json.loads(last.json)["batchId"] if last is not None else -1
         rss = self.series["driver JVM RSS MB"].values[-1]
-        return f"sample: batch {batch}, lag {lag} events, driver JVM {rss:.0f} MB"
+        heap = self.series["driver JVM live heap MB (after full GC)"].values
+        live = f", live heap {heap[-1]:.0f} MB" if heap else ""
+        return f"sample: batch {batch}, lag {lag} events, driver JVM RSS {rss:.0f} MB{live}"

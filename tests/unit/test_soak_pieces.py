@@ -33,7 +33,13 @@ def test_verdict_tells_flat_levelling_and_growing_apart() -> None:
     grows = Series("files", 5, "grows by design")
     grows.add(0, 1)
     grows.add(10, 9)
-    assert grows.summary() == {"start": 1, "end": 9, "max": 9, "verdict": "grows by design"}
+    assert grows.summary() == {
+        "start": 1,
+        "end": 9,
+        "max": 9,
+        "verdict": "grows by design",
+        "samples": [[0, 1], [10, 9]],
+    }
 
 
 def test_ledger_counts_acknowledged_and_failed_ranges(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """The soak's time series and the judgement whether each one grows without bound.
 
-A series is judged on its two halves: least-squares slopes of the first and the second half.
+A series is judged on its two halves: the Theil-Sen slopes of the first and the second half.
 ``flat`` when the second half's slope, carried over the whole run, adds no more than the
 tolerance (10 % of the series' median plus an absolute allowance); ``levelling`` when it is at
 most half the first half's slope (growth is slowing down: caches warming, the JVM heap
@@ -45,15 +45,18 @@ class Series:
 
 
 def slope(points: list[tuple[float, float]]) -> float:
-    """Least-squares slope (units per second); 0 for fewer than two distinct times."""
-    if len(points) < 2:
-        return 0.0
-    mean_t = statistics.fmean(t for t, _ in points)
-    mean_v = statistics.fmean(v for _, v in points)
-    spread = sum((t - mean_t) ** 2 for t, _ in points)
-    if spread == 0:
-        return 0.0
-    return sum((t - mean_t) * (v - mean_v) for t, v in points) / spread
+    """Theil-Sen slope (units per second): the median of the slopes between every two points.
+
+    Robust to the few samples a disruption throws off (an executor replaced by a fresh
+    process reads low, a batch caught mid-write high), which would tilt a least-squares fit.
+    """
+    slopes = [
+        (v2 - v1) / (t2 - t1)
+        for i, (t1, v1) in enumerate(points)
+        for t2, v2 in points[i + 1 :]
+        if t2 != t1
+    ]
+    return statistics.median(slopes) if slopes else 0.0
 
 
 def verdict(points: list[tuple[float, float]], allowance: float) -> str:

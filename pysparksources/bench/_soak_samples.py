@@ -30,6 +30,7 @@ ROLES = (
 )
 _JVMS = ("driver JVM", "executor JVMs")
 _CAPPED = "bounded: Spark caps each pool at 100 threads"
+_SPLIT = "the two rows below, judged apart"
 # Absolute noise a verdict tolerates besides 10 % of the median (see _soak_report).
 _RSS_MB, _HEAP_MB, _THREADS, _SOCKETS, _FILES = 64.0, 16.0, 8.0, 8.0, 5.0
 
@@ -66,7 +67,9 @@ class Sampler:
         self.spark, self.emulator, self.hub, self.partitions = spark, emulator, hub, partitions
         self.checkpoint, self.output = checkpoint, output
         items = [Series(f"{role} RSS MB", _RSS_MB) for role in ROLES]
-        items += [Series(f"{role} threads", _THREADS) for role in ROLES]
+        items += [
+            Series(f"{role} threads", _THREADS, _SPLIT if role in _JVMS else "") for role in ROLES
+        ]
         items += [
             Series(f"{role} threads, block-manager pools", _THREADS, _CAPPED) for role in _JVMS
         ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import threading
@@ -25,9 +26,12 @@ def test_verdict_tells_flat_levelling_and_growing_apart() -> None:
     times = [float(t) for t in range(0, 600, 30)]
     assert verdict([(t, 500.0 + (t % 60) / 10) for t in times], 64) == "flat"
     # Growth that slows down (a heap settling) and growth that stops at half time.
-    assert verdict([(t, 40 * t**0.5) for t in times], 64) == "levelling"
+    assert verdict([(t, 2000 * (1 - math.exp(-t / 150))) for t in times], 64) == "levelling"
     assert verdict([(t, min(t, 300.0) * 2) for t in times], 64) == "flat"
     assert verdict([(t, 100.0 + t) for t in times], 64) == "GROWS"
+    # A process replaced mid-run (an executor killed) reads low twice, then as before.
+    dip = {360.0: 450.0, 390.0: 550.0}
+    assert verdict([(t, dip.get(t, 900.0 + t / 100)) for t in times], 64) == "flat"
     assert verdict([(t, float(t)) for t in times[:3]], 64) == "too few samples"
     assert slope([(0.0, 1.0), (10.0, 21.0)]) == 2.0
     grows = Series("files", 5, "grows by design")

@@ -117,6 +117,7 @@ class _Soak:
                 args.partitions,
                 self.workdir / "checkpoint",
                 self.workdir / "out",
+                lag_allowance=2 * args.trigger_seconds * args.rate,
             )
             self.query = self._start_query(spark, conn)
             self.log(f"query started on {args.master}; sending {args.rate:g} events/s")

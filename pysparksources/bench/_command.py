@@ -23,6 +23,7 @@ SCENARIOS = {
     "eventhubs-sink": "pysparksources.bench.eventhubs_sink",
     "eventhubs-avro": "pysparksources.bench.eventhubs_avro",
     "emulator": "pysparksources.bench.emulator",
+    "soak": "pysparksources.bench.soak",
 }
 
 

@@ -66,7 +66,8 @@ class PartitionLog:
         Where the segment files go; ``None`` keeps everything in memory only.
     fsync:
         ``always`` syncs after every append call, ``interval`` when :meth:`sync` is called
-        (the server does so periodically), ``never`` leaves it to the operating system.
+        (the server does so periodically), ``never`` leaves it to the operating system. Every
+        append batch is flushed to the operating system before it is acknowledged.
     segment_bytes:
         A new segment file starts once the current one reaches this size.
     """
@@ -149,9 +150,15 @@ class PartitionLog:
         return event
 
     def notify(self) -> None:
-        """Wake the readers waiting for new events (called once per append batch)."""
+        """Hand the batch to the OS, then wake the waiting readers (once per append batch).
+
+        Called before the sender's acknowledgement: a flushed record survives the process
+        being killed whatever the fsync policy, which only decides about machine crashes.
+        """
         if self.fsync == "always":
             self.sync()
+        elif self._segments and self._segments[-1].handle is not None:
+            self._segments[-1].handle.flush()
         for listener in list(self.listeners):
             listener()
 

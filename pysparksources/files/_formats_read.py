@@ -336,4 +336,7 @@ def _assemble(
             arrays.append(conform(batch.column(names[fld.name]), fld.type, parsing))
         else:
             arrays.append(pa.nulls(length, fld.type))
+        if not fld.nullable and arrays[-1].null_count:
+            # Arrow keeps nullability as metadata only; Spark would fail later, naming no file.
+            raise ValueError(f"column {fld.name!r} is NOT NULL in the schema but holds a null")
     return pa.RecordBatch.from_arrays(arrays, schema=target)

@@ -67,7 +67,7 @@ def test_bad_read_options_fail_when_the_dataframe_is_defined(session: Any, tmp_p
                 .option("format", "text")
                 .load(str(tmp_path / "no-such-folder"))
             ),
-            "the folder does not exist",
+            "the folder (or file) does not exist",
         ),
         (
             lambda: (
@@ -177,4 +177,4 @@ def test_batch_writes_and_reads_fail_in_the_callers_thread(session: Any, tmp_pat
     df = session.read.format("pyfile").schema("a INT").load(str(tmp_path / "missing"))
     with pytest.raises(Exception) as caught:
         df.collect()
-    assert_one_line_error(str(caught.value), "the folder does not exist")
+    assert_one_line_error(str(caught.value), "the folder (or file) does not exist")

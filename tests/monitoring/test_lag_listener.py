@@ -80,10 +80,15 @@ def test_lag_of_a_running_query_matches_its_progress_and_the_events_read(
     df = reader(session, conn, startingPosition="start", maxEventsPerTrigger=30)
     query = to_parquet(df, out, checkpoint, processingTime="300 milliseconds")
     try:
-        for round_ in range(4):  # a backlog that a 30-event limit works through over batches
-            send(conn, [f"a{round_}-{i}" for i in range(25)], partition_id="0")
-            send(conn, [f"b{round_}-{i}" for i in range(15)], partition_id="1")
-            time.sleep(0.4)
+        # A few events first, so the listener has seen the hub before the burst: that sample
+        # bounds when the burst's events arrived (without one, secondsBehind is unknown).
+        send(conn, [f"seed-a{i}" for i in range(5)], partition_id="0")
+        send(conn, [f"seed-b{i}" for i in range(5)], partition_id="1")
+        wait_for_rows(query, 10, 120, "the query did not read the 10 seed events")
+        # Each send alone exceeds the 30-event limit, so the query falls behind however slowly
+        # the sends go on a loaded machine, and works the backlog off over several batches.
+        send(conn, [f"a-{i}" for i in range(90)], partition_id="0")
+        send(conn, [f"b-{i}" for i in range(60)], partition_id="1")
         wait_for_rows(query, 160, 120, "the query did not read the 160 events")
         deadline = time.monotonic() + 30  # listener events arrive asynchronously
         while len(listener.entries) < len(data_batches(query)) and time.monotonic() < deadline:

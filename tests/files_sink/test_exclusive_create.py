@@ -147,6 +147,11 @@ def test_an_old_backend_is_refused_at_start(
     monkeypatch.setattr(
         importlib.metadata, "version", lambda name: "2024.4.1" if name == "adlfs" else real(name)
     )
+    import adlfs
+
+    # The container may not exist yet: tests in this module can run in any process (xdist).
+    fs = adlfs.AzureBlobFileSystem(connection_string=azurite.connection_string)
+    fs.mkdir("race", exist_ok=True)
     options = {"path": "abfs://race/old", "fs.connection_string": azurite.connection_string}
     schema = StructType([StructField("id", LongType())])
     with pytest.raises(ValueError) as refused:
@@ -156,14 +161,11 @@ def test_an_old_backend_is_refused_at_start(
     assert azurite.account_key not in message
 
     # The source's log on such a backend is refused too, at the first engine call.
-    import adlfs
     from pyspark.sql.streaming.datasource import ReadAllAvailable
 
     from pysparksources.files.reader import FileStreamReader
 
-    adlfs.AzureBlobFileSystem(connection_string=azurite.connection_string).pipe_file(
-        "race/in/a.txt", b"x"
-    )
+    fs.pipe_file("race/in/a.txt", b"x")
     source = {
         "path": "abfs://race/in",
         "format": "text",

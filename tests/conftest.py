@@ -73,17 +73,34 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         for marker in sorted(_markers_from_fixtures(item) - {m.name for m in item.iter_markers()}):
             item.add_marker(marker)
+        if _uses_cluster(item):
+            connect = "-connect" if _uses_connect_in_process(item) else ""
+            item.add_marker(pytest.mark.xdist_group(f"cluster{connect}"))
+        elif item.get_closest_marker("wheel") is not None:  # one build of the source tree
+            item.add_marker(pytest.mark.xdist_group("wheel"))
+    items.sort(key=_run_order)
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Run every test that needs no in-process Spark Connect session first.
+CLUSTER_FIXTURES = {"cluster", "cluster_connect"}
+
+
+def _uses_cluster(item: pytest.Item) -> bool:
+    return bool(set(getattr(item, "fixturenames", ())) & CLUSTER_FIXTURES)
+
+
+def _run_order(item: pytest.Item) -> int:
+    """Where a test runs in the ordered collection (the sort is stable: file order otherwise).
 
     Creating a remote session marks the whole process as Connect mode (an environment
     variable PySpark reads everywhere): afterwards a classic session can no longer be created
-    and child processes inherit the mark. The sort is stable, so file order is kept otherwise.
+    and child processes inherit the mark. So every test that needs no in-process Connect
+    session runs before every test that does, in each pytest process (`./dev test` runs
+    pytest-xdist's loadgroup scheduler without reordering, which hands each worker tests in
+    this order). Cluster tests run serially on one worker per group (an application holds
+    the cluster's cores) and are the longest chain, so each group starts its block.
     """
-    session.items.sort(key=_uses_connect_in_process)
+    connect, cluster = _uses_connect_in_process(item), _uses_cluster(item)
+    return 2 * connect + (0 if cluster else 1)
 
 
 SERVER_MARKERS = {"spark", "connect", "cluster", "wheel", "emulator"}
@@ -126,6 +143,34 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     if emulators or started_java:
         what = "the Event Hubs emulator" if emulators else "a Spark JVM"
         pytest.fail(f"{item.nodeid} starts {what} but carries no server marker: add one")
+
+
+# Conformance cells travel in the reports' user properties, so the summary table is complete
+# when pytest-xdist runs the comparisons in several worker processes.
+CONFORMANCE_PROPERTY = "conformance-cell"
+_conformance_cells: list[dict[str, str]] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "teardown":
+        _conformance_cells.extend(v for k, v in report.user_properties if k == CONFORMANCE_PROPERTY)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the conformance table (type x format x direction) of the cells this run compared."""
+    if not _conformance_cells:
+        return
+    sys.path.insert(0, str(Path(__file__).parent / "conformance"))
+    from harness import Cell, save
+    from report import counts, summary
+
+    cells = [Cell(**cell) for cell in _conformance_cells]
+    terminalreporter.section("pyfile vs Spark: conformance summary")
+    terminalreporter.write_line(summary(cells))
+    terminalreporter.write_line(f"Totals: {counts(cells)}.")
+    target = os.environ.get("CONFORMANCE_RESULTS")
+    if target:
+        save(cells, Path(target))
 
 
 @pytest.fixture(scope="session")

@@ -1,22 +1,21 @@
-"""Collects the conformance cells of a run and prints the summary table at its end."""
+"""Hands each test's conformance cells to the run's summary (printed by tests/conftest.py)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+import dataclasses
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
+from harness import RESULTS
+
+CONFORMANCE_PROPERTY = "conformance-cell"  # the name tests/conftest.py collects
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    from harness import RESULTS, save
-    from report import counts, summary
-
-    if not RESULTS:
-        return
-    terminalreporter.section("pyfile vs Spark: conformance summary")
-    terminalreporter.write_line(summary(RESULTS))
-    terminalreporter.write_line(f"Totals: {counts(RESULTS)}.")
-    target = os.environ.get("CONFORMANCE_RESULTS")
-    if target:
-        save(RESULTS, Path(target))
+@pytest.fixture(autouse=True)
+def _report_cells(record_property: Callable[[str, Any], None]) -> Iterator[None]:
+    """Attach the cells a test recorded to its report: the only channel out of an xdist worker."""
+    start = len(RESULTS)
+    yield
+    for cell in RESULTS[start:]:
+        record_property(CONFORMANCE_PROPERTY, dataclasses.asdict(cell))

@@ -39,6 +39,7 @@ def registry(tmp_path: Path) -> Iterator[SchemaRegistryDouble]:
         yield double
 
 
+@pytest.mark.slow
 def test_events_the_sdks_encoder_wrote_decode_with_each_writers_schema(
     session: Any,
     eventhubs_emulator: EventHubsEmulator,
@@ -80,6 +81,7 @@ def test_events_the_sdks_encoder_wrote_decode_with_each_writers_schema(
     assert len(registry.schemas) == 2
 
 
+@pytest.mark.slow
 def test_the_sink_registers_its_schema_and_the_sdks_encoder_decodes_its_events(
     session: Any,
     eventhubs_emulator: EventHubsEmulator,

@@ -33,6 +33,7 @@ def _by_id(pairs: Any) -> list[Any]:
     return sorted(pairs, key=lambda pair: pair[0]["id"])
 
 
+@pytest.mark.slow
 def test_rows_round_trip_through_the_avro_sink_and_source(
     session: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:
@@ -92,6 +93,7 @@ def _avro_reader(session: Any, conn: str, **options: Any) -> Any:
     )
 
 
+@pytest.mark.slow
 def test_bad_events_fail_the_query_or_go_to_a_column_or_a_folder(
     session: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:

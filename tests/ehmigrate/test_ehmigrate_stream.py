@@ -90,6 +90,7 @@ def test_migrate_checkpoint_positions_continue_exactly(
     assert _event_rows(session, tmp_path / "out") == EXPECTED
 
 
+@pytest.mark.slow
 def test_scala_checkpoint_resumes_in_place(session: Any, hub: str, tmp_path: Path) -> None:
     checkpoint = _scala_checkpoint(tmp_path / "cp")
     rate = (
@@ -131,6 +132,7 @@ def test_scala_checkpoint_resumes_in_place(session: Any, hub: str, tmp_path: Pat
     assert rate_values == list(range(10, 10 + len(rate_values)))  # rate also went on from 10
 
 
+@pytest.mark.slow
 def test_resume_without_new_events_runs_one_empty_batch(
     spark: Any, eventhubs_emulator_factory: Any, tmp_path: Path
 ) -> None:

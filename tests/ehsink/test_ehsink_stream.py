@@ -21,6 +21,7 @@ from pysparksources.eventhubs.options import parse_sink_options
 pytestmark = pytest.mark.spark
 
 
+@pytest.mark.slow
 def test_round_trip_bodies_partition_ids_and_properties(
     session: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:
@@ -43,6 +44,7 @@ def test_round_trip_bodies_partition_ids_and_properties(
     assert "SharedAccessKey=" not in description
 
 
+@pytest.mark.slow
 def test_binary_bodies_by_partition_key_with_a_batch_write(
     spark: Any, eventhubs_emulator_factory: Any
 ) -> None:
@@ -61,6 +63,7 @@ def test_binary_bodies_by_partition_key_with_a_batch_write(
         assert int(partition) == partition_for_key(key, 4)  # where Azure puts the key
 
 
+@pytest.mark.slow
 def test_stamps_name_batch_task_and_row(
     spark: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:
@@ -75,6 +78,7 @@ def test_stamps_name_batch_task_and_row(
     assert len(stamps) == 200  # (batch, task, row) identifies each event
 
 
+@pytest.mark.slow
 def test_server_busy_mid_stream_is_retried_and_nothing_is_lost(
     spark: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:

@@ -17,6 +17,7 @@ from pysparksources.emulator import EmulatorConfig, EventHubsEmulator, Fault, Hu
 KEY = "S3cretKeyValue0123456789abcdef="
 
 
+@pytest.mark.slow
 def test_fail_on_data_loss_names_hub_partition_and_sequence_numbers(
     spark: Any, eventhubs_emulator_factory: Any, tmp_path: Path
 ) -> None:
@@ -44,6 +45,7 @@ def test_fail_on_data_loss_names_hub_partition_and_sequence_numbers(
     assert len(read_back(spark, tmp_path)) == 12
 
 
+@pytest.mark.slow
 def test_two_queries_share_a_consumer_group(
     spark: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:
@@ -67,6 +69,7 @@ def test_two_queries_share_a_consumer_group(
         assert len(read_back(spark, tmp_path, name)) == 60
 
 
+@pytest.mark.slow
 def test_exclusive_receiver_reads_everything(
     spark: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:
@@ -124,6 +127,7 @@ def test_bad_options_fail_at_load(spark: Any, tmp_path: Path, option: str, value
         ("detach", "com.microsoft:server-busy"),
     ],
 )
+@pytest.mark.slow
 def test_link_failure_mid_read_loses_and_duplicates_nothing(
     spark: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path, action: str, condition: str
 ) -> None:

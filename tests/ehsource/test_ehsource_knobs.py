@@ -25,6 +25,7 @@ def _at(entry: dict[str, Any]) -> datetime:
     return datetime.fromisoformat(entry["timestamp"].replace("Z", "+00:00"))
 
 
+@pytest.mark.slow
 def test_min_events_wait_for_the_minimum_or_the_delay_and_max_still_caps(
     session: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:
@@ -68,6 +69,7 @@ def test_min_events_wait_for_the_minimum_or_the_delay_and_max_still_caps(
     assert seqs(rows) == [("0", i) for i in range(5)] + [("1", i) for i in range(9)]
 
 
+@pytest.mark.slow
 def test_partitions_reads_only_those_and_is_fixed_per_checkpoint(
     session: Any, eventhubs_emulator_factory: Any, tmp_path: Path
 ) -> None:
@@ -98,6 +100,7 @@ def test_partitions_reads_only_those_and_is_fixed_per_checkpoint(
     assert "names partition(s) 1 that option 'partitions' (0) does not read" in str(unread.value)
 
 
+@pytest.mark.slow
 def test_starting_positions_by_enqueued_time_per_partition(
     session: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:
@@ -129,6 +132,7 @@ def test_starting_positions_by_enqueued_time_per_partition(
     assert batch == streamed
 
 
+@pytest.mark.slow
 def test_one_partition_is_split_over_several_tasks(
     session: Any, eventhubs_emulator: EventHubsEmulator
 ) -> None:

@@ -58,6 +58,7 @@ def test_a_management_reply_slower_than_operation_timeout_fails_naming_it(
     assert time.monotonic() - started < 5.0
 
 
+@pytest.mark.slow
 def test_after_timed_out_calls_the_next_one_succeeds_and_no_thread_or_connection_is_left(
     eventhubs_emulator_factory: Any,
 ) -> None:
@@ -95,6 +96,7 @@ def _backlog_before(conn: str, partition: str, count: int) -> datetime:
     return cut
 
 
+@pytest.mark.slow
 def test_a_start_position_found_after_a_slow_link_attach_keeps_the_backlog(
     eventhubs_emulator: EventHubsEmulator,
 ) -> None:
@@ -154,6 +156,7 @@ def test_positions_past_the_last_event_start_at_the_end_without_a_receive(
         meta.close()
 
 
+@pytest.mark.slow
 def test_partitions_are_searched_concurrently(eventhubs_emulator_factory: Any) -> None:
     # Four partitions whose receivers each attach 3 s late: searched one after another, at
     # most one receiver connection would be open at a time.
@@ -223,6 +226,7 @@ def test_a_new_receiver_does_not_wait_for_a_management_request(
         eventhubs_emulator.clear_faults()
 
 
+@pytest.mark.slow
 def test_a_parked_receiver_that_spins_after_the_service_vanishes_is_closed(
     eventhubs_emulator: EventHubsEmulator,
 ) -> None:

@@ -87,6 +87,7 @@ def test_positions_for_unknown_partition_fail(spark: Any, hub: str) -> None:
     assert "startingPositions" in str(err.value) and "partition(s) 7" in str(err.value)
 
 
+@pytest.mark.slow
 def test_a_slow_start_position_is_waited_for_and_an_unfindable_one_fails_the_query(
     session: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:

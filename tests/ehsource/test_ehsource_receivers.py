@@ -94,6 +94,7 @@ def _send_large(conn: str, partition: str, count: int, size: int) -> None:
         )
 
 
+@pytest.mark.slow
 def test_received_events_are_held_within_a_byte_budget_shared_by_all_receivers(
     eventhubs_emulator: EventHubsEmulator,
 ) -> None:

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.eventhubs import send
 from support.pyeventhub import read_back, reader, run_to_parquet
 from support.streams import progress, wait_for_batches
@@ -13,6 +14,7 @@ from support.streams import progress, wait_for_batches
 from pysparksources.emulator import EventHubsEmulator
 
 
+@pytest.mark.slow
 def test_stream_reads_backlog_from_start(
     session: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:
@@ -30,6 +32,7 @@ def test_stream_reads_backlog_from_start(
     assert last["endOffset"] == {"test": {"0": 5, "1": 3}}
 
 
+@pytest.mark.slow
 def test_running_query_reads_new_events_from_latest(
     session: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.eventhubs import send
 from support.pyeventhub import offsets_per_batch, read_back, reader, run_to_parquet, seqs
 from support.streams import progress
@@ -14,6 +15,7 @@ from support.streams import progress
 from pysparksources.emulator import EventHubsEmulator
 
 
+@pytest.mark.slow
 def test_max_events_split_by_backlog_and_available_now_reads_backlog(
     spark: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:
@@ -36,6 +38,7 @@ def test_max_events_split_by_backlog_and_available_now_reads_backlog(
     assert seqs(rows) == [("0", i) for i in range(100)] + [("1", i) for i in range(3)]
 
 
+@pytest.mark.slow
 def test_starting_position_ignored_once_checkpoint_exists(
     spark: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:
@@ -50,6 +53,7 @@ def test_starting_position_ignored_once_checkpoint_exists(
     assert [r.body for r in read_back(spark, tmp_path)] == [b"new-0", b"new-1"]
 
 
+@pytest.mark.slow
 def test_receiver_cache_hit_rate_over_many_batches(
     spark: Any, eventhubs_emulator_factory: Any, tmp_path: Path
 ) -> None:

@@ -27,6 +27,7 @@ def _render(seq: int, offset: int, enqueued_ms: int) -> bytes:
 
 
 @pytest.mark.emulator
+@pytest.mark.slow
 def test_events_and_offsets_survive_restart(
     eventhubs_emulator_factory: EmulatorFactory, tmp_path: Path
 ) -> None:
@@ -93,6 +94,7 @@ def test_segments_roll_and_retention_deletes_whole_files(tmp_path: Path) -> None
 
 
 @pytest.mark.emulator
+@pytest.mark.slow
 def test_time_retention_moves_begin_sequence_number(
     eventhubs_emulator_factory: EmulatorFactory,
 ) -> None:

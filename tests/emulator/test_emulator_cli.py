@@ -50,6 +50,7 @@ def test_cli_serves_config_hubs_until_interrupted(tmp_path: Path) -> None:
     assert list((tmp_path / "data" / "fromfile" / "1").glob("*.seg"))
 
 
+@pytest.mark.slow
 def test_acknowledged_events_survive_a_killed_emulator(tmp_path: Path) -> None:
     """SIGKILL right after the sends are acknowledged: a restart on the same port has them all.
 

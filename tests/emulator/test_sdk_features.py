@@ -22,6 +22,7 @@ pytestmark = pytest.mark.emulator
 KEYS = ["", "a", "key-1", "twelve_bytes", "thirteen_byte", "x" * 25, "ünïcödé", "日本語のキー"]
 
 
+@pytest.mark.slow
 def test_partition_keys_land_where_the_sdk_puts_them(
     eventhubs_emulator_factory: EmulatorFactory,
 ) -> None:

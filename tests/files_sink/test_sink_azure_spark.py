@@ -23,6 +23,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.azurite]
 __all__ = ["azurite"]
 
 
+@pytest.mark.slow
 def test_stream_to_azure_blob_exactly_once_with_replay(
     spark: Any, azurite: Azurite, tmp_path: Path
 ) -> None:

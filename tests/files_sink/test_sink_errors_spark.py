@@ -93,6 +93,7 @@ def test_bad_option_fails_the_real_query_at_start(
     assert "pyfile: invalid value" in text and message in text
 
 
+@pytest.mark.slow
 def test_complete_mode_is_rejected_on_connect_too(session: Any, tmp_path: Path) -> None:
     df = rate(session, 10, 10).groupBy().count()
     writer = (

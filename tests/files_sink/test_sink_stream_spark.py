@@ -24,6 +24,7 @@ def _same_rows(got: Any, expected: Any) -> None:
     assert expected.exceptAll(got).count() == 0
 
 
+@pytest.mark.slow
 def test_round_trip_parquet_classic_and_connect(session: Any, tmp_path: Path) -> None:
     out = tmp_path / "out"
     run(rate(session, 3000, 1000).selectExpr(*EXPRS), out, tmp_path / "ck")
@@ -35,6 +36,7 @@ def test_round_trip_parquet_classic_and_connect(session: Any, tmp_path: Path) ->
     ("fmt", "compression", "suffix"),
     [("json", "none", ".json"), ("csv", "gzip", ".csv.gz"), ("parquet", "zstd", ".zstd.parquet")],
 )
+@pytest.mark.slow
 def test_round_trip_formats(
     spark: Any, tmp_path: Path, fmt: str, compression: str, suffix: str
 ) -> None:
@@ -55,6 +57,7 @@ def test_text_and_compression(spark: Any, tmp_path: Path) -> None:
     assert got == list(range(2000))
 
 
+@pytest.mark.slow
 def test_partition_by_hive_folders(session: Any, tmp_path: Path) -> None:
     out = tmp_path / "out"
     df = rate(session, 2000, 1000).selectExpr(
@@ -172,6 +175,7 @@ def test_batch_write_appends_and_refuses_a_stream_folder(spark: Any, tmp_path: P
         spark.range(3).write.format("pyfile").mode("append").save(str(stream_out))
 
 
+@pytest.mark.slow
 def test_superseded_manifest_files_go_as_in_spark_file_sink(spark: Any, tmp_path: Path) -> None:
     """Spark's sink and pyfile, same retention settings, same stream: the same files remain."""
     native, ours = tmp_path / "native", tmp_path / "ours"

@@ -45,6 +45,7 @@ def _secrets(emulator: Azurite) -> list[str]:
     return [emulator.connection_string, emulator.account_key, emulator.account_key[:20]]
 
 
+@pytest.mark.slow
 def test_stream_from_azure_blob_exactly_once_across_restarts(
     spark: Any, azurite: Azurite, tmp_path: Path
 ) -> None:

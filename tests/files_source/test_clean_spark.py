@@ -103,6 +103,7 @@ def _write_batch_then_die(src: Path, log: Path, start: dict[str, Any], **options
             reader.stop()
 
 
+@pytest.mark.slow
 def test_clean_source_covers_every_file_of_a_restarted_batch(spark: Any, tmp_path: Path) -> None:
     src, log, out, ck = (tmp_path / n for n in ("in", "log", "out", "ck"))
     now = time.time()

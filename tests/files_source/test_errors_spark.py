@@ -59,6 +59,7 @@ def test_bad_options_fail_at_start(
     assert "s3cr3t" not in message
 
 
+@pytest.mark.slow
 def test_missing_folder_fails_at_start_but_an_empty_glob_waits(
     session: Any, tmp_path: Path
 ) -> None:

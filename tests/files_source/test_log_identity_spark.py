@@ -33,6 +33,7 @@ def failure(df: Any, checkpoint: Path) -> str:
     raise AssertionError("the query did not fail")
 
 
+@pytest.mark.slow
 def test_a_source_log_belongs_to_one_checkpoint(session: Any, tmp_path: Path) -> None:
     src, other_src = tmp_path / "in", tmp_path / "other-in"
     log_a, log_b, out = tmp_path / "log-a", tmp_path / "log-b", tmp_path / "out"

@@ -23,6 +23,7 @@ def logged(log: Path, batch: int) -> list[str]:
     return [Path(json.loads(line)["path"]).name for line in lines]
 
 
+@pytest.mark.slow
 def test_late_file_with_old_mtime_is_read_once_and_too_old_is_not(
     spark: Any, tmp_path: Path
 ) -> None:
@@ -40,6 +41,7 @@ def test_late_file_with_old_mtime_is_read_once_and_too_old_is_not(
     assert rows_per_batch(query) == []
 
 
+@pytest.mark.slow
 def test_latest_first_and_max_bytes(spark: Any, tmp_path: Path) -> None:
     src = tmp_path / "in"
     now = time.time()

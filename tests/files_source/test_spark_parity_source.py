@@ -387,6 +387,7 @@ def test_reading_a_file_sinks_output_matches_spark(session: Any, tmp_path: Path)
     assert values(got["py-special"]) == ["foo"]
 
 
+@pytest.mark.slow
 def test_latest_first_and_max_file_age_match_spark(session: Any, tmp_path: Path) -> None:
     """FileStreamSource - latestFirst; SPARK-19813 / SPARK-46641: maxFileAge is ignored with
     latestFirst plus maxFilesPerTrigger or maxBytesPerTrigger; without them a file older than
@@ -461,6 +462,7 @@ def wait_for(check: Any, timeout_s: float = 60) -> None:
         time.sleep(0.2)
 
 
+@pytest.mark.slow
 def test_clean_source_delete_and_archive_match_spark(session: Any, tmp_path: Path) -> None:
     """remove completed files when remove option is enabled; move completed files to archive
     directory when archive option is enabled (a glob source, names with spaces and %)."""
@@ -568,6 +570,7 @@ def test_clean_source_on_a_sink_output_fails_like_spark(session: Any, tmp_path: 
     assert part.exists()
 
 
+@pytest.mark.slow
 def test_schema_rules_match_spark(session: Any, tmp_path: Path) -> None:
     """FileStreamSource schema: no path / with a given schema; SPARK-20460 duplicate column
     names; SPARK-35320 JSON map keys other than STRING; SPARK-28651's subject (nullability):
@@ -654,6 +657,7 @@ def test_bad_limits_and_options_fail_at_start_naming_them(session: Any, tmp_path
         assert "modifiedafter" in refused(tmp_path / "ck2", modifiedAfter="2020").lower()
 
 
+@pytest.mark.slow
 def test_limits_in_a_running_query_match_spark(session: Any, tmp_path: Path) -> None:
     """max files per trigger / SPARK-46641 max bytes per trigger in a running query: files
     listed but over the limit wait (from the unread-file cache) for the next batches; explain

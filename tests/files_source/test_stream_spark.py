@@ -13,6 +13,7 @@ from support.streams import progress, run_available_now
 pytestmark = pytest.mark.spark
 
 
+@pytest.mark.slow
 def test_available_now_in_batches_then_restart_reads_only_new_files(
     session: Any, tmp_path: Path
 ) -> None:

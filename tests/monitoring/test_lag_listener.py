@@ -66,6 +66,7 @@ class Recording(LagListener):
         return entry
 
 
+@pytest.mark.slow
 def test_lag_of_a_running_query_matches_its_progress_and_the_events_read(
     session: Any,
     eventhubs_emulator: EventHubsEmulator,

@@ -40,6 +40,7 @@ def _load_error(session: Any, build: Any) -> str:
     return str(caught.value)
 
 
+@pytest.mark.slow
 def test_bad_read_options_fail_when_the_dataframe_is_defined(session: Any, tmp_path: Path) -> None:
     (tmp_path / "in").mkdir()
     folder = str(tmp_path / "in")
@@ -116,6 +117,7 @@ def test_bad_read_options_fail_when_the_dataframe_is_defined(session: Any, tmp_p
         assert KEY not in message
 
 
+@pytest.mark.slow
 def test_streams_fail_in_the_query_where_spark_gives_no_earlier_hook(
     session: Any, tmp_path: Path
 ) -> None:

@@ -110,6 +110,7 @@ def _assert_absent(secrets: list[str], **places: str | bytes) -> None:
             assert secret.encode() not in blob, f"{secret!r} found in {place}"
 
 
+@pytest.mark.slow
 def test_planted_storage_credentials_stay_out_of_everything(
     session: Any, request: pytest.FixtureRequest, capfd: Any, tmp_path: Path
 ) -> None:
@@ -147,6 +148,7 @@ def test_planted_storage_credentials_stay_out_of_everything(
     )
 
 
+@pytest.mark.slow
 def test_planted_event_hubs_key_stays_out_of_everything(
     session: Any,
     request: pytest.FixtureRequest,

@@ -12,6 +12,7 @@ from support.spark_processes import worker_env
 pytestmark = pytest.mark.spark
 
 
+@pytest.mark.slow
 def test_demo_prints_n_batches_with_rows_and_a_summary() -> None:
     env = {k: v for k, v in worker_env().items() if k != "PYSPARK_PYTHON"}  # demo sets it
     result = subprocess.run(
@@ -61,6 +62,7 @@ def run_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]
     )
 
 
+@pytest.mark.slow
 def test_doctor_passes_locally_and_against_a_connect_server(connect_server: object) -> None:
     env = worker_env()
     result = run_cli("doctor", "--connect", connect_server.url, env=env)  # type: ignore[attr-defined]

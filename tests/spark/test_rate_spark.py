@@ -61,6 +61,7 @@ def test_shims_and_package_import_without_optional_extras() -> None:
         assert f"('{module}', '{name}')" in out, f"{module} is not importable without extras"
 
 
+@pytest.mark.slow
 def test_zero_touch_registration_on_a_fresh_classic_session() -> None:
     out = run_python(
         """
@@ -76,6 +77,7 @@ def test_zero_touch_registration_on_a_fresh_classic_session() -> None:
     assert "ROWS 5" in out
 
 
+@pytest.mark.slow
 def test_zero_touch_and_register_on_spark_connect_local() -> None:
     # remote("local[2]") needs a process without a classic session: run it on its own.
     out = run_python(
@@ -96,6 +98,7 @@ def test_zero_touch_and_register_on_spark_connect_local() -> None:
     assert registered == repr(pysparksources.source_names())
 
 
+@pytest.mark.slow
 def test_register_all_or_by_name(session: Any) -> None:
     assert "pyrate" in pysparksources.register(session)
     assert pysparksources.register(session, "pyrate") == ["pyrate"]
@@ -104,6 +107,7 @@ def test_register_all_or_by_name(session: Any) -> None:
     assert session.read.format("pyrate").option("totalRows", 3).load().count() == 3
 
 
+@pytest.mark.slow
 def test_batch_mode_matches_rate_micro_batch(session: Any, tmp_path: Path) -> None:
     options = {
         "rowsPerBatch": "7",
@@ -138,6 +142,7 @@ def read_offsets(checkpoint: Path) -> dict[int, str]:
     }
 
 
+@pytest.mark.slow
 def test_time_mode_matches_sparks_rate(spark: Any, tmp_path: Path) -> None:
     options = {"rowsPerSecond": "20", "rampUpTime": "3s", "numPartitions": "3"}
     df = spark.readStream.format("rate").options(**options).load()
@@ -168,6 +173,7 @@ def test_time_mode_matches_sparks_rate(spark: Any, tmp_path: Path) -> None:
     assert sorted(ours) == spark_rows
 
 
+@pytest.mark.slow
 def test_time_mode_stream_is_gapless_and_limited(session: Any, tmp_path: Path) -> None:
     df = (
         session.readStream.format("pyrate")
@@ -189,6 +195,7 @@ def test_time_mode_stream_is_gapless_and_limited(session: Any, tmp_path: Path) -
     assert values == list(range(len(values)))
 
 
+@pytest.mark.slow
 def test_available_now_reads_in_limited_batches_then_stops(session: Any, tmp_path: Path) -> None:
     df = (
         session.readStream.format("pyrate")
@@ -222,6 +229,7 @@ def test_available_now_reads_a_finite_time_mode_stream_whole(session: Any, tmp_p
     assert rows == [(v, created + v) for v in range(2500)]
 
 
+@pytest.mark.slow
 def test_available_now_backlog_respects_the_limit_unlike_sparks_rate(
     spark: Any, tmp_path: Path
 ) -> None:
@@ -247,6 +255,7 @@ def test_available_now_backlog_respects_the_limit_unlike_sparks_rate(
     assert values == list(range(len(values)))
 
 
+@pytest.mark.slow
 def test_restart_from_checkpoint_equals_uninterrupted_run(session: Any, tmp_path: Path) -> None:
     options = {
         "rowsPerBatch": "50",

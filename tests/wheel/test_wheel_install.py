@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.wheel, pytest.mark.spark]
+# The module's fixture builds the sdist and wheel and a fresh venv: about a minute.
+pytestmark = [pytest.mark.wheel, pytest.mark.spark, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 # Spark and connect-mode markers an outer session may have left; PYTHONPATH would leak the

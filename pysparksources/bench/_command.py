@@ -17,6 +17,8 @@ __all__ = ["SCENARIOS", "main"]
 # Subcommand -> module with HELP, SPARK, add_arguments(parser) and run(args) -> summary.
 SCENARIOS = {
     "rate": "pysparksources.bench.rate",
+    "floor": "pysparksources.bench.floor",
+    "profile": "pysparksources.bench.profile",
     "files-source": "pysparksources.bench.files_source",
     "files-sink": "pysparksources.bench.files_sink",
     "eventhubs-source": "pysparksources.bench.eventhubs_source",

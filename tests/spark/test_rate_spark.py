@@ -12,7 +12,13 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from support.spark_processes import worker_env
-from support.streams import collect_rows, data_batches, to_parquet, wait_for_batches
+from support.streams import (
+    collect_rows,
+    data_batches,
+    stop_between_batches,
+    to_parquet,
+    wait_for_batches,
+)
 
 import pysparksources
 from pysparksources.rate._timeline import value_at_second
@@ -241,8 +247,8 @@ def test_available_now_backlog_respects_the_limit_unlike_sparks_rate(
     native, ours = run("rate", processingTime="1 second"), run("pyrate", processingTime="1 second")
     wait_for_batches(native, 1)
     wait_for_batches(ours, 1)
-    native.stop()
-    ours.stop()
+    stop_between_batches(native, tmp_path / "rate-ckpt")
+    stop_between_batches(ours, tmp_path / "pyrate-ckpt")
     time.sleep(3)  # a backlog of about 150 rows builds up while both queries are down
     native, ours = run("rate", availableNow=True), run("pyrate", availableNow=True)
     assert native.awaitTermination(120) and ours.awaitTermination(120)

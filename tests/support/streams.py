@@ -53,6 +53,30 @@ def wait_for_rows(query: Any, rows: int, timeout: float, what: str) -> None:
         time.sleep(0.5)
 
 
+def stop_between_batches(query: Any, checkpoint: Path, timeout: float = 60) -> None:
+    """Stop ``query`` when its last planned batch is committed.
+
+    A batch interrupted by ``stop()`` stays in the offset log and is run again, alone, first
+    thing after a restart; a test that restarts to read a backlog wants none of that.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not query.status["isTriggerActive"] and _last_batch(checkpoint / "offsets") == (
+            _last_batch(checkpoint / "commits")
+        ):
+            query.stop()
+            if _last_batch(checkpoint / "offsets") == _last_batch(checkpoint / "commits"):
+                return
+            raise AssertionError("a batch began between the check and stop(): run again")
+        time.sleep(0.02)
+    raise TimeoutError(f"{query.name or query.id} never paused between batches in {timeout}s")
+
+
+def _last_batch(folder: Path) -> int:
+    ids = [int(p.name) for p in folder.iterdir() if p.name.isdigit()] if folder.exists() else []
+    return max(ids, default=-1)
+
+
 def to_parquet(df: Any, out: Path, checkpoint: Path, **trigger: Any) -> Any:
     """Start ``df`` into Spark's own (exactly-once) parquet sink."""
     return (

@@ -19,6 +19,7 @@ SCENARIOS = {
     "rate": "pysparksources.bench.rate",
     "floor": "pysparksources.bench.floor",
     "profile": "pysparksources.bench.profile",
+    "latency": "pysparksources.bench.latency",
     "files-source": "pysparksources.bench.files_source",
     "files-sink": "pysparksources.bench.files_sink",
     "eventhubs-source": "pysparksources.bench.eventhubs_source",

@@ -85,7 +85,7 @@ class _CachedReader(_CountingReader):
                 [timestamp_us_array(np.zeros(size, dtype=np.int64)), pa.array(values)],
                 schema=RATE_ARROW_SCHEMA,
             )
-            step = self.chunk_rows or size
+            step = self.chunk_rows or max(size, 1)  # an empty slice yields one empty batch
             _BATCHES[key] = [whole.slice(i, step) for i in range(0, size, step)]
         yield from _BATCHES[key]
 

@@ -85,6 +85,8 @@ def _candidates(files: Path, conn: str | None) -> list[Candidate]:
                   ("pybench_cached", {**one_row, "chunkRows": "0"}, None), noop),
         Candidate("pyrate", "source", "rate-micro-batch", ("pyrate", one_row, None), noop),
         Candidate("rate-micro-batch, 2 tasks", "source", "", ("rate-micro-batch", two, None), noop),
+        Candidate("python reference, 2 tasks", "source", "rate-micro-batch, 2 tasks",
+                  ("pybench_cached", {**two, "chunkRows": "0"}, None), noop),
         Candidate("pyrate, 2 tasks", "source", "rate-micro-batch, 2 tasks",
                   ("pyrate", two, None), noop),
         Candidate("parquet file source", "source", "",

@@ -49,6 +49,18 @@ EMULATOR = "Endpoint=sb://127.0.0.1:1/;SharedAccessKeyName=n;SharedAccessKey="
 _COUNTER = itertools.count()
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _in_a_scratch_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A planted value given as ``path`` is a valid relative folder, which the sink creates
+    relative to ``PWD`` (the JVM's working directory, as Spark resolves it): keep it out of the
+    checkout."""
+    scratch = tmp_path_factory.mktemp("cwd")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(scratch)
+        patch.setenv("PWD", str(scratch))
+        yield
+
+
 def _planted() -> str:
     # No credential-like word in it: the tests must see the rule, not the safety net.
     return f"zq{next(_COUNTER):05d}PLANTEDvalue"

@@ -7,11 +7,11 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pysparksources.eventhubs._management import ManagementCalls, ManagementTimeout
 from pysparksources.eventhubs._positions import Position
@@ -60,16 +60,28 @@ class HubMetadata:
         self._refreshing: Future[dict[str, PartitionInfo]] | None = None
         self._stored_started = -1e18
         self._lock = threading.Lock()
+        # Ids the hub probably has (the options name them, or a checkpoint or an earlier read
+        # did): their properties are asked for alongside the ids themselves.
+        self._expected: set[str] = set(config.partitions or ()) | set(config.starting_per_partition)
+        self._speculating: ThreadPoolExecutor | None = None
 
     def _new_client(self) -> Any:
         return self._config.connection.consumer_client(self._config.consumer_group)
 
-    def _partition_ids(self, now: float, fresh: bool) -> list[str]:
+    def expect(self, partition_ids: Iterable[str]) -> None:
+        """Note partition ids the hub probably has (a checkpoint's): when the ids are next read,
+        these partitions' properties are read at the same time, not after."""
+        self._expected.update(partition_ids)
+
+    def _ids_due(self, now: float, fresh: bool) -> bool:
         # Partition counts change rarely (only upwards); re-read them every half minute.
-        if fresh or self._ids is None or now - self._ids_at >= _IDS_REFRESH_S:
-            (ids,) = self._bounded([lambda client: client.get_partition_ids()], "partition ids")
-            self._ids = [str(pid) for pid in ids]
-            self._ids_at = now
+        return fresh or self._ids is None or now - self._ids_at >= _IDS_REFRESH_S
+
+    def _read_ids(self, now: float) -> list[str]:
+        (ids,) = self._bounded([lambda client: client.get_partition_ids()], "partition ids")
+        self._ids = [str(pid) for pid in ids]
+        self._ids_at = now
+        self._expected = set(self._ids)
         return self._ids
 
     def partitions(
@@ -94,12 +106,48 @@ class HubMetadata:
         return self._infos
 
     def _fetch(self, fresh: bool) -> dict[str, PartitionInfo]:
-        ids = self._partition_ids(time.monotonic(), fresh)
-        # Each management call waits ~0.4 s in the SDK; independent calls overlap.
-        found = self._bounded(
-            [functools.partial(_partition_info, pid=pid) for pid in ids], "partition properties"
+        # Each management call waits ~0.4 s in the SDK (it opens a link and polls every 50 ms),
+        # so independent calls overlap: properties of every partition at once and, when the
+        # ids are due as well, the expected partitions' properties beside the ids call. That
+        # saves a round at a query's (re)start, where latestOffset waits for it.
+        now = time.monotonic()
+        found: dict[str, PartitionInfo] = {}
+        if not self._ids_due(now, fresh):
+            ids = cast(list[str], self._ids)
+        elif not self._expected:
+            ids = self._read_ids(now)
+        else:
+            guessed = sorted(self._expected, key=int)
+            early = self._speculator().submit(self._guess, guessed)
+            ids = self._read_ids(now)
+            if set(ids) >= set(guessed):  # else a guess named no partition: do not wait for it
+                found = {pid: i for pid, i in zip(guessed, early.result(), strict=True) if i}
+        missing = [pid for pid in ids if pid not in found]
+        found.update(
+            zip(
+                missing,
+                self._bounded(
+                    [functools.partial(_partition_info, pid=pid) for pid in missing],
+                    "partition properties",
+                ),
+                strict=True,
+            )
         )
-        return dict(sorted(zip(ids, found, strict=True), key=lambda kv: int(kv[0])))
+        return {pid: found[pid] for pid in sorted(ids, key=int)}
+
+    def _guess(self, pids: list[str]) -> list[PartitionInfo | None]:
+        """Properties of partitions that may not exist: None where the call failed (a missing
+        partition fails after the SDK's retries; the ids call decides what exists)."""
+        return self._bounded(
+            [functools.partial(_partition_info_or_none, pid=pid) for pid in pids],
+            "partition properties",
+        )
+
+    def _speculator(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._speculating is None:
+                self._speculating = ThreadPoolExecutor(1, "pyeventhub-metadata-guess")
+            return self._speculating
 
     def _store(self, infos: dict[str, PartitionInfo], started: float) -> None:
         with self._lock:
@@ -183,14 +231,23 @@ class HubMetadata:
         return int(first.sequence_number)
 
     def close(self) -> None:
-        if self._refresher is not None:
-            self._refresher.shutdown(wait=False)
-            self._refresher = None
+        for pool in (self._refresher, self._speculating):
+            if pool is not None:
+                pool.shutdown(wait=False)
+        self._refresher = self._speculating = None
         self._calls.close()
 
 
 def _close_client(client: Any) -> None:
     client.close()
+
+
+def _partition_info_or_none(client: Any, pid: str) -> PartitionInfo | None:
+    try:
+        return _partition_info(client, pid)
+    except Exception:
+        log.debug("pyeventhub: properties of expected partition %s not read", pid, exc_info=True)
+        return None
 
 
 def _partition_info(client: Any, pid: str) -> PartitionInfo:

@@ -225,8 +225,10 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:
         cfg = self._config
-        infos = self._metadata().partitions()
         begin = _positions_of(cfg, start)
+        meta = self._metadata()
+        meta.expect(begin)  # a restarted query: its checkpoint names the hub's partitions
+        infos = meta.partitions()
         if not self._checkpoint_checked:  # a restarted query meets its options here first
             _check_partition_ids(cfg, infos)
             _check_checkpoint_partitions(cfg, begin)

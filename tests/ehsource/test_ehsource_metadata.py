@@ -326,3 +326,58 @@ def test_clients_of_one_connection_share_its_credential_and_token(
     finally:
         endpoint.stop()
     assert endpoint.requests == 1
+
+
+def _peak_connections(emulator: Any, work: Any) -> tuple[Any, int]:
+    """``work()``'s result and the most connections the emulator held at once meanwhile."""
+    result: list[Any] = []
+    worker = threading.Thread(target=lambda: result.append(work()))
+    peak = 0
+    worker.start()
+    while worker.is_alive():
+        peak = max(peak, emulator.connection_count())
+        time.sleep(0.02)
+    worker.join()
+    assert result, "the fetch failed (see the thread's traceback)"
+    return result[0], peak
+
+
+def test_expected_partitions_are_read_beside_the_ids_not_after_them(
+    eventhubs_emulator_factory: Any,
+) -> None:
+    # Every management reply is held 1 s: the ids call and the two properties calls can only
+    # be open together if the properties did not wait for the ids.
+    emulator = eventhubs_emulator_factory(hubs={"test": 2})
+    conn = emulator.connection_string("test")
+    send(conn, ["a", "b", "c"], partition_id="1")
+    emulator.add_fault(Fault("delay", link="management", delay=1.0, times=None))
+    expected = _metadata(conn, startingPositions=json.dumps({"0": {"seqNo": 0}}))
+    expected.expect(["1"])  # as latestOffset does with a checkpoint's partitions
+    unexpected = _metadata(conn)
+    try:
+        infos, peak = _peak_connections(emulator, lambda: expected.partitions(fresh=True))
+        assert peak >= 3, f"at most {peak} management calls were open at once"
+        assert (infos["1"].beginning, infos["1"].latest) == (0, 3) and infos["0"].empty
+        # Without a guess the ids come first, then the properties: never three at once.
+        plain, peak = _peak_connections(emulator, lambda: unexpected.partitions(fresh=True))
+        assert peak <= 2 and plain == infos
+    finally:
+        expected.close()
+        unexpected.close()
+
+
+def test_an_expected_partition_the_hub_lacks_is_not_waited_for(
+    eventhubs_emulator: EventHubsEmulator,
+) -> None:
+    # Asking for partition 7's properties fails only after the SDK's retries (~13 s here);
+    # the ids call already says it does not exist, so the fetch goes on without it.
+    conn = eventhubs_emulator.connection_string("test")
+    meta = _metadata(conn)
+    meta.expect(["0", "7"])
+    started = time.monotonic()
+    try:
+        infos = meta.partitions(fresh=True)
+        assert time.monotonic() - started < 8.0
+        assert sorted(infos, key=int) == [str(p) for p in range(len(infos))] and "7" not in infos
+    finally:
+        meta.close()

@@ -20,6 +20,7 @@ SCENARIOS = {
     "floor": "pysparksources.bench.floor",
     "profile": "pysparksources.bench.profile",
     "latency": "pysparksources.bench.latency",
+    "startup": "pysparksources.bench.startup",
     "files-source": "pysparksources.bench.files_source",
     "files-sink": "pysparksources.bench.files_sink",
     "eventhubs-source": "pysparksources.bench.eventhubs_source",

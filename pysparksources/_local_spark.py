@@ -179,9 +179,25 @@ class StandaloneCluster:
         self.workers[index].wait(30)
 
     def restart_worker(self, index: int) -> None:
-        """Bring a killed worker back so later tests see two executors again."""
+        """Bring a killed worker back so later tests see two executors again.
+
+        If an application is running, it also waits until that application has an executor
+        on the new worker again, so whatever runs next on it has both.
+        """
         self.workers[index] = self._start_worker(index)
         self.wait_for_workers(len(self.workers))
+        if self.state().get("activeapps"):
+            self.wait_for_busy_workers()
+
+    def wait_for_busy_workers(self, timeout: float = 120) -> None:
+        """Wait until every live worker's cores are in use (the master placed executors)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            alive = [w for w in self.state()["workers"] if w.get("state") == "ALIVE"]
+            if alive and all(w["coresused"] >= w["cores"] for w in alive):
+                return
+            time.sleep(0.5)
+        raise TimeoutError(f"the running application got no executor on every worker in {timeout}s")
 
     def stop(self) -> None:
         for proc in [*self.workers, self.master]:

@@ -47,6 +47,7 @@ MARKER_OF_FIXTURE = {
     "connect_spark": "connect",
     "bare_connect": "connect",
     "cluster": "cluster",
+    "classic_driver": "cluster",
     "cluster_connect": "cluster",
     "eventhubs_emulator_factory": "emulator",
     "azurite": "azurite",
@@ -81,14 +82,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=_run_order)
 
 
-CLUSTER_FIXTURES = {"cluster", "cluster_connect"}
+CLUSTER_FIXTURES = {"cluster", "classic_driver", "cluster_connect"}
 
 
 def _uses_cluster(item: pytest.Item) -> bool:
     return bool(set(getattr(item, "fixturenames", ())) & CLUSTER_FIXTURES)
 
 
-def _run_order(item: pytest.Item) -> int:
+def _run_order(item: pytest.Item) -> tuple[int, int]:
     """Where a test runs in the ordered collection (the sort is stable: file order otherwise).
 
     Creating a remote session marks the whole process as Connect mode (an environment
@@ -97,10 +98,15 @@ def _run_order(item: pytest.Item) -> int:
     session runs before every test that does, in each pytest process (`./dev test` runs
     pytest-xdist's loadgroup scheduler without reordering, which hands each worker tests in
     this order). Cluster tests run serially on one worker per group (an application holds
-    the cluster's cores) and are the longest chain, so each group starts its block.
+    the cluster's cores) and are the longest chain, so each group starts its block. Within
+    it, the users of each shared application (tests/cluster/conftest.py) are consecutive:
+    the classic driver's first, then tests with applications of their own, then the Connect
+    server's.
     """
     connect, cluster = _uses_connect_in_process(item), _uses_cluster(item)
-    return 2 * connect + (0 if cluster else 1)
+    names = set(getattr(item, "fixturenames", ()))
+    shared = 0 if "classic_driver" in names else 2 if "cluster_connect" in names else 1
+    return 2 * connect + (0 if cluster else 1), shared if cluster else 0
 
 
 SERVER_MARKERS = {"spark", "connect", "cluster", "wheel", "emulator"}

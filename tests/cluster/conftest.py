@@ -1,34 +1,130 @@
-"""A standalone cluster (master + two one-core workers) and a Connect server on it, per run."""
+"""A standalone cluster (master + two one-core workers) per run, and the applications on it.
+
+A running application holds one executor on each one-core worker, so any other application
+waits for cores until it ends. Each new application also costs about 30 s before its first
+row (session start, then the executors' cold Python workers). So the classic driver process
+and the Connect server are shared: each starts when the first test that uses it runs and
+stops after the last of the consecutive tests that use it (tests/conftest.py orders the
+cluster tests so that each application's users are consecutive), before any test that
+starts an application of its own.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Generic, TypeVar
 
 import pytest
+from support.cluster_drivers import (
+    ORDERS_PARTITIONS,
+    ORDERS_PER_PARTITION,
+    ClassicDriver,
+    send_numbered,
+)
 from support.spark_processes import ConnectServer, StandaloneCluster
+
+from pysparksources.emulator import EventHubsEmulator
+
+App = TypeVar("App")
+
+
+class SharedApplication(Generic[App]):
+    """An application started on first use and stopped when its run of users ends."""
+
+    def __init__(self, start: Callable[[], App], stop: Callable[[App], None]) -> None:
+        self._start, self._stop = start, stop
+        self._app: App | None = None
+
+    def get(self) -> App:
+        if self._app is None:
+            self._app = self._start()
+        return self._app
+
+    def close(self) -> None:
+        if self._app is not None:
+            app, self._app = self._app, None
+            self._stop(app)
+
+
+# Fixture name -> its shared application, for the teardown hook below.
+_SHARED: dict[str, SharedApplication[Any]] = {}
 
 
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
     started = StandaloneCluster(tmp_path_factory.mktemp("cluster"))
     yield started
+    for shared in _SHARED.values():
+        shared.close()
+    _SHARED.clear()
     started.stop()
 
 
-@pytest.fixture(scope="module")
+def _shared(name: str, start: Callable[[], App], stop: Callable[[App], None]) -> App:
+    shared = _SHARED.setdefault(name, SharedApplication(start, stop))
+    app: App = shared.get()
+    return app
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Stop a shared application once the next test does not use it."""
+    yield
+    following = set(getattr(nextitem, "fixturenames", ())) if nextitem is not None else set()
+    for name, shared in _SHARED.items():
+        if name not in following:
+            shared.close()
+
+
+@pytest.fixture
+def classic_driver(
+    cluster: StandaloneCluster, tmp_path_factory: pytest.TempPathFactory
+) -> ClassicDriver:
+    """A classic driver process on the cluster (one per run of consecutive users)."""
+
+    def start() -> ClassicDriver:
+        return ClassicDriver(cluster.url, tmp_path_factory.mktemp("classic-driver") / "driver.log")
+
+    return _shared("classic_driver", start, ClassicDriver.stop)
+
+
+def _connect_session(cluster: StandaloneCluster, workdir: Any) -> tuple[ConnectServer, Any]:
+    from pyspark.sql import SparkSession
+
+    server = ConnectServer(workdir, master=cluster.url)
+    return server, SparkSession.builder.remote(server.url).create()
+
+
+def _stop_connect(app: tuple[ConnectServer, Any]) -> None:
+    server, session = app
+    session.stop()
+    server.stop()
+
+
+@pytest.fixture
 def cluster_connect(
     cluster: StandaloneCluster, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Any]:
     """A Spark Connect session whose server runs its queries on the cluster.
 
-    Module-scoped: a running application holds one executor on each one-core worker, so any
-    other application (a submitted driver, another server) would wait for cores until it ends.
+    Streams a test leaves running are stopped after it, so the next test has the cores.
     """
-    from pyspark.sql import SparkSession
 
-    server = ConnectServer(tmp_path_factory.mktemp("cluster-connect"), master=cluster.url)
-    session = SparkSession.builder.remote(server.url).create()
+    def start() -> tuple[ConnectServer, Any]:
+        return _connect_session(cluster, tmp_path_factory.mktemp("cluster-connect"))
+
+    _, session = _shared("cluster_connect", start, _stop_connect)
     yield session
-    session.stop()
-    server.stop()
+    for query in session.streams.active:
+        query.stop()
+
+
+@pytest.fixture(scope="session")
+def emulator() -> Iterator[EventHubsEmulator]:
+    """Hub "orders" seeded with the numbered events of support.cluster_drivers; "lost" empty."""
+    started = EventHubsEmulator.for_hubs({"orders": ORDERS_PARTITIONS, "lost": 2}).start()
+    conn = started.connection_string("orders")
+    for pid in range(ORDERS_PARTITIONS):
+        send_numbered(conn, pid, range(ORDERS_PER_PARTITION))
+    yield started
+    started.stop()

@@ -2,55 +2,41 @@
 worker lost (kill -9) mid-stream, and how the receiver cache and the partition ordering
 behave with two executors (Hash vs BalancedHash).
 
-The emulator runs in this test process on 127.0.0.1, which the executors reach. The classic
-driver runs first: the module's Connect server, once started, holds both workers' cores.
+The emulator (tests/cluster/conftest.py) runs in this test process on 127.0.0.1, which the
+executors reach. The classic test runs in the run's shared classic driver process, the others
+through the shared Connect server.
 """
 
 from __future__ import annotations
 
 import collections
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.cluster_drivers import pyeventhub_on_cluster, run_driver
-from support.eventhubs import send
+from support.cluster_drivers import (
+    ORDERS_EXPECTED,
+    ORDERS_PARTITIONS,
+    ORDERS_PER_PARTITION,
+    ClassicDriver,
+    pyeventhub_on_cluster,
+    send_numbered,
+)
 from support.spark_processes import StandaloneCluster
 from support.streams import wait_for_batches, wait_for_rows
 
 from pysparksources.emulator import EventHubsEmulator
 
 pytestmark = pytest.mark.cluster
-PARTITIONS, PER_PARTITION = 4, 1000
-
-
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[EventHubsEmulator]:
-    started = EventHubsEmulator.for_hubs({"orders": PARTITIONS, "lost": 2}).start()
-    conn = started.connection_string("orders")
-    for pid in range(PARTITIONS):
-        send_numbered(conn, pid, range(PER_PARTITION))
-    yield started
-    started.stop()
-
-
-def send_numbered(conn: str, pid: int, numbers: range) -> None:
-    send(conn, [f"p{pid}-{i}" for i in numbers], partition_id=str(pid))
-
-
-EXPECTED = sorted(
-    [str(pid), i, f"p{pid}-{i}"] for pid in range(PARTITIONS) for i in range(PER_PARTITION)
-)
 
 
 def test_pyeventhub_classic_driver_on_both_executors(
-    cluster: StandaloneCluster, emulator: EventHubsEmulator, tmp_path: Path
+    classic_driver: ClassicDriver, emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:
     conn = emulator.connection_string("orders")
-    result = run_driver(cluster, "pyeventhub", tmp_path, EH_CONN=conn)
-    assert result["events"] == EXPECTED  # every event once, read through _spark_metadata
+    result = classic_driver.run("pyeventhub", tmp_path, conn=conn)
+    assert result["events"] == ORDERS_EXPECTED  # every event once, read through _spark_metadata
     assert result["batches"] == 4  # 4000 events, 1000 per trigger
     assert len(result["executors"]) == 2, result["executors"]
 
@@ -61,7 +47,7 @@ def test_pyeventhub_over_connect_on_the_cluster(
     result = pyeventhub_on_cluster(
         cluster_connect, str(tmp_path), emulator.connection_string("orders")
     )
-    assert result["events"] == EXPECTED
+    assert result["events"] == ORDERS_EXPECTED
     assert result["batches"] == 4
     assert len(result["executors"]) == 2, result["executors"]
 
@@ -108,10 +94,10 @@ def test_receiver_cache_and_partition_spread_hash_vs_balanced_hash(
             json.loads(line) for f in sorted(stats.iterdir()) for line in f.read_text().splitlines()
         ]
         batches = {r["batchId"] for r in records}
-        assert len(batches) == PARTITIONS * PER_PARTITION // 400  # 10 batches
+        assert len(batches) == ORDERS_PARTITIONS * ORDERS_PER_PARTITION // 400  # 10 batches
         # One line per task: each partition read once per batch, all events exactly once.
         assert len({(r["batchId"], r["partition"]) for r in records}) == len(records)
-        assert sum(r["events"] for r in records) == PARTITIONS * PER_PARTITION
+        assert sum(r["events"] for r in records) == ORDERS_PARTITIONS * ORDERS_PER_PARTITION
         figures[strategy] = _locality(records)
         assert len(figures[strategy]["tasks_per_executor"]) == 2, figures[strategy]
     print("pyeventhub locality on 2 executors:", json.dumps(figures, sort_keys=True))

@@ -1,8 +1,8 @@
 """pyfile source → pyfile sink on the two-executor standalone cluster: classic, Connect, and a
 worker lost (kill -9) in the middle of a stream.
 
-The classic driver runs first: the module's Connect server, once started, holds both workers'
-cores until the module ends.
+The classic test runs in the run's shared classic driver process, the others through the
+shared Connect server (tests/cluster/conftest.py).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.cluster_drivers import land_files, pyfile_on_cluster, pyfile_stream, run_driver
+from support.cluster_drivers import ClassicDriver, land_files, pyfile_on_cluster, pyfile_stream
 from support.spark_processes import StandaloneCluster
 from support.streams import wait_for_batches, wait_for_rows
 
@@ -29,9 +29,9 @@ def check(result: dict[str, Any]) -> None:
 
 
 def test_pyfile_classic_driver_on_both_executors(
-    cluster: StandaloneCluster, tmp_path: Path
+    classic_driver: ClassicDriver, tmp_path: Path
 ) -> None:
-    check(run_driver(cluster, "pyfile", tmp_path))
+    check(classic_driver.run("pyfile", tmp_path))
 
 
 def test_pyfile_over_connect_on_the_cluster(cluster_connect: Any, tmp_path: Path) -> None:

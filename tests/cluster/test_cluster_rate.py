@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.cluster_drivers import pyrate_on_cluster, run_driver
+from support.cluster_drivers import ClassicDriver, pyrate_on_cluster
 from support.spark_processes import StandaloneCluster
 
 pytestmark = pytest.mark.cluster
@@ -19,9 +19,9 @@ def test_both_workers_registered(cluster: StandaloneCluster) -> None:
 
 
 def test_pyrate_classic_driver_uses_both_executors(
-    cluster: StandaloneCluster, tmp_path: Path
+    classic_driver: ClassicDriver, tmp_path: Path
 ) -> None:
-    result = run_driver(cluster, "pyrate", tmp_path / "out")
+    result = classic_driver.run("pyrate", tmp_path / "out")
     assert result["values"] == list(range(4000))
     assert len(result["executors"]) == 2, result["executors"]
 

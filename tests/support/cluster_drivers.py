@@ -1,16 +1,38 @@
-"""Driver programs for the cluster tests, run over Spark Connect from the test process or as
-their own process with :func:`run_driver` (a process can hold only one classic SparkContext,
-and the test process already has a local one). Each returns (or prints, as one JSON line
-starting with ``RESULT``) what it read and which executors read it.
+"""Driver programs for the cluster tests, run over Spark Connect from the test process or in
+one long-lived classic driver process (:class:`ClassicDriver`: a process can hold only one
+classic SparkContext, and the test process already has a local one). Each returns what it
+read and which executors read it.
+
+One driver process serves every classic scenario of a run because each new application on
+the cluster costs about 30 s before its first row: ~15 s to start the session and ~17 s for
+the executors' cold Python workers in its first batch.
 """
 
 from __future__ import annotations
 
 import json
+import queue
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
+
+# The hub every pyeventhub cluster scenario reads: 4 partitions of 1000 numbered events.
+ORDERS_PARTITIONS, ORDERS_PER_PARTITION = 4, 1000
+ORDERS_EXPECTED = sorted(
+    [str(pid), i, f"p{pid}-{i}"]
+    for pid in range(ORDERS_PARTITIONS)
+    for i in range(ORDERS_PER_PARTITION)
+)
+
+
+def send_numbered(conn: str, pid: int, numbers: range) -> None:
+    """Events ``p<pid>-<n>`` to one partition, so a row names where it came from."""
+    from support.eventhubs import send  # the test process only: the driver runs as a script
+
+    send(conn, [f"p{pid}-{i}" for i in numbers], partition_id=str(pid))
 
 
 def _executor_tag() -> Any:
@@ -113,13 +135,11 @@ def pyrate_on_cluster(spark: Any, out: str) -> dict[str, Any]:
     }
 
 
-def pyeventhub_on_cluster(spark: Any, root: str, conn: str | None = None) -> dict[str, Any]:
+def pyeventhub_on_cluster(spark: Any, root: str, conn: str) -> dict[str, Any]:
     """pyeventhub AvailableNow, 1000 events per batch, into the pyfile sink; rows tagged."""
-    import os
-
     stream = (
         spark.readStream.format("pyeventhub")
-        .option("connectionString", conn or os.environ["EH_CONN"])
+        .option("connectionString", conn)
         .options(startingPosition="start", maxEventsPerTrigger="1000")
         .load()
         .selectExpr("partition", "sequenceNumber", "CAST(body AS STRING) AS body")
@@ -146,33 +166,94 @@ def pyeventhub_on_cluster(spark: Any, root: str, conn: str | None = None) -> dic
     }
 
 
-def run_driver(cluster: Any, scenario: str, out: Path, **env: str) -> dict[str, Any]:
-    """Run one scenario as a classic driver process on ``cluster``; its RESULT line, parsed."""
-    from support.spark_processes import worker_env
+SCENARIOS = {
+    "pyrate": pyrate_on_cluster,
+    "pyfile": pyfile_on_cluster,
+    "pyeventhub": pyeventhub_on_cluster,
+}
 
-    result = subprocess.run(
-        [sys.executable, __file__, cluster.url, scenario, str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**worker_env(), **env},
-    )
-    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
-    assert result.returncode == 0 and lines, result.stdout + result.stderr[-4000:]
-    parsed: dict[str, Any] = json.loads(lines[-1][len("RESULT ") :])
-    return parsed
+
+class ClassicDriver:
+    """One classic driver process on the cluster that runs scenarios on request.
+
+    Requests are JSON lines on its stdin; it answers each with one ``RESULT <json>`` or
+    ``ERROR <traceback as json>`` line on stdout. Its stderr (Spark's log) goes to a file.
+    """
+
+    def __init__(self, master: str, log: Path) -> None:
+        from support.spark_processes import worker_env
+
+        self.log = log
+        with log.open("wb") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, __file__, master],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+                env=worker_env(),
+            )
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._pump, name="classic-driver-stdout", daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._lines.put(line.rstrip("\n"))
+        self._lines.put(None)  # the process closed its stdout: it ended
+
+    def run(self, scenario: str, out: Path, timeout: float = 300, **params: str) -> dict[str, Any]:
+        """Run one scenario writing under ``out``; what it returned, or a failure with its log."""
+        assert self.proc.stdin is not None
+        request = {"scenario": scenario, "out": str(out), "params": params}
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                silent = f"{scenario}: no answer in {timeout}s; log {self.log}"
+                raise AssertionError(silent) from None
+            if line is None:
+                tail = self.log.read_text(errors="replace")[-4000:]
+                raise AssertionError(f"{scenario}: the driver process ended\n{tail}")
+            if line.startswith("RESULT "):
+                parsed: dict[str, Any] = json.loads(line[len("RESULT ") :])
+                return parsed
+            if line.startswith("ERROR "):
+                raise AssertionError(f"{scenario} failed in the driver:\n{json.loads(line[6:])}")
+
+    def stop(self) -> None:
+        """Close its stdin (it stops its session and exits); kill it if it does not."""
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+def serve(master: str) -> None:
+    """The driver process: one session on ``master``, one scenario per request line."""
+    import traceback
+
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.builder.master(master).appName("cluster-tests-classic").getOrCreate()
+    try:
+        for line in sys.stdin:
+            request = json.loads(line)
+            try:
+                scenario = SCENARIOS[request["scenario"]]
+                result = scenario(session, request["out"], **request["params"])
+                print("RESULT " + json.dumps(result), flush=True)
+            except Exception:
+                print("ERROR " + json.dumps(traceback.format_exc()), flush=True)
+    finally:
+        session.stop()
 
 
 if __name__ == "__main__":
-    from pyspark.sql import SparkSession
-
-    master, scenario, out = sys.argv[1:4]
-    session = SparkSession.builder.master(master).appName(scenario).getOrCreate()
-    scenarios = {
-        "pyrate": pyrate_on_cluster,
-        "pyfile": pyfile_on_cluster,
-        "pyeventhub": pyeventhub_on_cluster,
-    }
-    result = scenarios[scenario](session, out)
-    print("RESULT " + json.dumps(result))
-    session.stop()
+    serve(sys.argv[1])

@@ -85,7 +85,11 @@ def classic_driver(
     def start() -> ClassicDriver:
         return ClassicDriver(cluster.url, tmp_path_factory.mktemp("classic-driver") / "driver.log")
 
-    return _shared("classic_driver", start, ClassicDriver.stop)
+    driver = _shared("classic_driver", start, ClassicDriver.stop)
+    if not driver.alive:  # an earlier test's failure ended it: the next test gets a new one
+        _SHARED["classic_driver"].close()
+        driver = _shared("classic_driver", start, ClassicDriver.stop)
+    return driver
 
 
 def _connect_session(cluster: StandaloneCluster, workdir: Any) -> tuple[ConnectServer, Any]:

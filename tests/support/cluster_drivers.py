@@ -10,6 +10,7 @@ the executors' cold Python workers in its first batch.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import subprocess
@@ -213,6 +214,7 @@ class ClassicDriver:
             try:
                 line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
+                self.proc.kill()  # its late answer would reach the next request; free the cores
                 silent = f"{scenario}: no answer in {timeout}s; log {self.log}"
                 raise AssertionError(silent) from None
             if line is None:
@@ -224,10 +226,15 @@ class ClassicDriver:
             if line.startswith("ERROR "):
                 raise AssertionError(f"{scenario} failed in the driver:\n{json.loads(line[6:])}")
 
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
     def stop(self) -> None:
         """Close its stdin (it stops its session and exits); kill it if it does not."""
         if self.proc.stdin is not None:
-            self.proc.stdin.close()
+            with contextlib.suppress(BrokenPipeError):  # it may have ended already
+                self.proc.stdin.close()
         try:
             self.proc.wait(60)
         except subprocess.TimeoutExpired:

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -163,15 +164,25 @@ class StandaloneCluster:
             return state
 
     def wait_for_workers(self, count: int, timeout: float = 120) -> None:
+        self._wait_for_state(
+            lambda state: state.get("aliveworkers", 0) >= count,
+            timeout,
+            f"{count} workers did not register with {self.url} in {timeout}s",
+        )
+
+    def _wait_for_state(
+        self, holds: Callable[[dict[str, Any]], bool], timeout: float, failure: str
+    ) -> None:
+        """Poll the master's state until ``holds``; TimeoutError(failure) after ``timeout``."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                if self.state().get("aliveworkers", 0) >= count:
+                if holds(self.state()):
                     return
-            except OSError:
+            except OSError:  # the master's web UI is not up yet
                 pass
             time.sleep(0.5)
-        raise TimeoutError(f"{count} workers did not register with {self.url} in {timeout}s")
+        raise TimeoutError(failure)
 
     def kill_worker(self, index: int) -> None:
         """SIGKILL a worker and its executors, as a machine loss would."""
@@ -191,13 +202,13 @@ class StandaloneCluster:
 
     def wait_for_busy_workers(self, timeout: float = 120) -> None:
         """Wait until every live worker's cores are in use (the master placed executors)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            alive = [w for w in self.state()["workers"] if w.get("state") == "ALIVE"]
-            if alive and all(w["coresused"] >= w["cores"] for w in alive):
-                return
-            time.sleep(0.5)
-        raise TimeoutError(f"the running application got no executor on every worker in {timeout}s")
+
+        def busy(state: dict[str, Any]) -> bool:
+            alive = [w for w in state["workers"] if w.get("state") == "ALIVE"]
+            return bool(alive) and all(w["coresused"] >= w["cores"] for w in alive)
+
+        failure = f"the running application got no executor on every worker in {timeout}s"
+        self._wait_for_state(busy, timeout, failure)
 
     def stop(self) -> None:
         for proc in [*self.workers, self.master]:

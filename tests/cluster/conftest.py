@@ -29,13 +29,24 @@ App = TypeVar("App")
 
 
 class SharedApplication(Generic[App]):
-    """An application started on first use and stopped when its run of users ends."""
+    """An application started on first use and stopped when its run of users ends.
 
-    def __init__(self, start: Callable[[], App], stop: Callable[[App], None]) -> None:
-        self._start, self._stop = start, stop
+    ``alive`` tells whether a started one can still serve: one an earlier test's failure
+    ended is replaced for the next test.
+    """
+
+    def __init__(
+        self,
+        start: Callable[[], App],
+        stop: Callable[[App], None],
+        alive: Callable[[App], bool] = lambda app: True,
+    ) -> None:
+        self._start, self._stop, self._alive = start, stop, alive
         self._app: App | None = None
 
     def get(self) -> App:
+        if self._app is not None and not self._alive(self._app):
+            self.close()
         if self._app is None:
             self._app = self._start()
         return self._app
@@ -60,9 +71,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneClus
     started.stop()
 
 
-def _shared(name: str, start: Callable[[], App], stop: Callable[[App], None]) -> App:
-    shared = _SHARED.setdefault(name, SharedApplication(start, stop))
-    app: App = shared.get()
+def _shared(name: str, application: SharedApplication[App]) -> App:
+    """The running application of fixture ``name`` (``application`` the first time)."""
+    app: App = _SHARED.setdefault(name, application).get()
     return app
 
 
@@ -85,11 +96,8 @@ def classic_driver(
     def start() -> ClassicDriver:
         return ClassicDriver(cluster.url, tmp_path_factory.mktemp("classic-driver") / "driver.log")
 
-    driver = _shared("classic_driver", start, ClassicDriver.stop)
-    if not driver.alive:  # an earlier test's failure ended it: the next test gets a new one
-        _SHARED["classic_driver"].close()
-        driver = _shared("classic_driver", start, ClassicDriver.stop)
-    return driver
+    application = SharedApplication(start, ClassicDriver.stop, lambda driver: driver.alive)
+    return _shared("classic_driver", application)
 
 
 def _connect_session(cluster: StandaloneCluster, workdir: Any) -> tuple[ConnectServer, Any]:
@@ -117,7 +125,7 @@ def cluster_connect(
     def start() -> tuple[ConnectServer, Any]:
         return _connect_session(cluster, tmp_path_factory.mktemp("cluster-connect"))
 
-    _, session = _shared("cluster_connect", start, _stop_connect)
+    _, session = _shared("cluster_connect", SharedApplication(start, _stop_connect))
     yield session
     for query in session.streams.active:
         query.stop()

@@ -151,6 +151,15 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         pytest.fail(f"{item.nodeid} starts {what} but carries no server marker: add one")
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    """Close the producers ``support.eventhubs.send`` kept, while their emulator still runs."""
+    helpers = sys.modules.get("support.eventhubs")
+    if helpers is not None:
+        helpers.close_producers()
+    yield
+
+
 # Conformance cells travel in the reports' user properties, so the summary table is complete
 # when pytest-xdist runs the comparisons in several worker processes.
 CONFORMANCE_PROPERTY = "conformance-cell"

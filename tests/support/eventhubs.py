@@ -22,13 +22,38 @@ def consumer(conn: str, group: str = "$Default", **kwargs: Any) -> EventHubConsu
     )
 
 
+# Opening a producer costs ~0.8 s of AMQP handshakes (each frame read behind the SDK's own
+# 50 ms polling) and its first send on a partition another ~0.5 s, so a test that seeds a hub
+# with several batches keeps one producer per connection string. tests/conftest.py closes
+# them after every test; the emulator's and the fuzz tests switch reuse off, because there the
+# handshake of a new client is what is being tested.
+_producers: dict[str, EventHubProducerClient] = {}
+reuse_producers = True
+
+
 def send(conn: str, bodies: list[Any], **batch_kwargs: Any) -> None:
     """Send ``bodies`` as one batch (partition_id / partition_key via batch_kwargs)."""
-    with producer(conn) as client:
-        batch = client.create_batch(**batch_kwargs)
-        for body in bodies:
-            batch.add(body if isinstance(body, EventData) else EventData(body))
-        client.send_batch(batch)
+    if not reuse_producers:
+        with producer(conn) as client:
+            _send_batch(client, bodies, batch_kwargs)
+        return
+    client = _producers.get(conn)
+    if client is None:
+        client = _producers[conn] = producer(conn)
+    _send_batch(client, bodies, batch_kwargs)
+
+
+def _send_batch(client: EventHubProducerClient, bodies: list[Any], kwargs: dict[str, Any]) -> None:
+    batch = client.create_batch(**kwargs)
+    for body in bodies:
+        batch.add(body if isinstance(body, EventData) else EventData(body))
+    client.send_batch(batch)
+
+
+def close_producers() -> None:
+    """Close the producers ``send`` kept open (after each test)."""
+    while _producers:
+        _producers.popitem()[1].close()
 
 
 class Collector:

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from support.eventhubs import send
+from support.eventhubs import close_producers, send
 
 from pysparksources.emulator import EventHubsEmulator, Fault
 from pysparksources.eventhubs._metadata import HubMetadata
@@ -77,6 +77,7 @@ def test_after_timed_out_calls_the_next_one_succeeds_and_no_thread_or_connection
                 meta.partitions(max_age=0)
         emulator.faults.remove(held)
         send(conn, ["a"], partition_id="3")
+        close_producers()  # the seeding producer's connection is not a leak
         assert meta.partitions(max_age=0)["3"].latest == 1
     finally:
         meta.close()
@@ -163,6 +164,7 @@ def test_partitions_are_searched_concurrently(eventhubs_emulator_factory: Any) -
     emulator = eventhubs_emulator_factory(hubs={"test": 4})
     conn = emulator.connection_string("test")
     cuts = [_backlog_before(conn, str(pid), 2) for pid in range(4)]
+    close_producers()  # only the search's receivers may count as connections
     position = parse_position(json.dumps({"enqueuedTime": min(cuts).isoformat()}))
     meta = _metadata(conn, operationTimeout="60s", partitionInfoCacheInterval="60s")
     meta.partitions(fresh=True)
@@ -350,6 +352,7 @@ def test_expected_partitions_are_read_beside_the_ids_not_after_them(
     emulator = eventhubs_emulator_factory(hubs={"test": 2})
     conn = emulator.connection_string("test")
     send(conn, ["a", "b", "c"], partition_id="1")
+    close_producers()  # only management calls may count as connections
     emulator.add_fault(Fault("delay", link="management", delay=1.0, times=None))
     expected = _metadata(conn, startingPositions=json.dumps({"0": {"seqNo": 0}}))
     expected.expect(["1"])  # as latestOffset does with a checkpoint's partitions

@@ -51,7 +51,8 @@ def _send_batch(client: EventHubProducerClient, bodies: list[Any], kwargs: dict[
 
 
 def close_producers() -> None:
-    """Close the producers ``send`` kept open (after each test)."""
+    """Close the producers ``send`` kept open: after each test, and before a test counts the
+    emulator's connections."""
     while _producers:
         _producers.popitem()[1].close()
 

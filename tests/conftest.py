@@ -151,6 +151,19 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         pytest.fail(f"{item.nodeid} starts {what} but carries no server marker: add one")
 
 
+# Folders that test what a new SDK client does (the emulator's handshakes; new clients still
+# served after fuzzed frames): there every ``support.eventhubs.send`` opens its own producer.
+FRESH_PRODUCER_FOLDERS = {"emulator", "fuzz"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Let ``support.eventhubs.send`` reuse its producer, except in the folders above."""
+    helpers = sys.modules.get("support.eventhubs")  # imported by every test that sends
+    if helpers is not None:
+        helpers.reuse_producers = item.path.parent.name not in FRESH_PRODUCER_FOLDERS
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
     """Close the producers ``support.eventhubs.send`` kept, while their emulator still runs."""

@@ -24,9 +24,9 @@ def consumer(conn: str, group: str = "$Default", **kwargs: Any) -> EventHubConsu
 
 # Opening a producer costs ~0.8 s of AMQP handshakes (each frame read behind the SDK's own
 # 50 ms polling) and its first send on a partition another ~0.5 s, so a test that seeds a hub
-# with several batches keeps one producer per connection string. tests/conftest.py closes
-# them after every test; the emulator's and the fuzz tests switch reuse off, because there the
-# handshake of a new client is what is being tested.
+# with several batches keeps one producer per connection string. tests/conftest.py sets
+# ``reuse_producers`` for each test (off where a new client's handshake is under test) and
+# closes the kept producers after it.
 _producers: dict[str, EventHubProducerClient] = {}
 reuse_producers = True
 

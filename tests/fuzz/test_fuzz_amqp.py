@@ -59,6 +59,9 @@ BYTES = st.one_of(AMQPISH, st.binary(max_size=256))
 @example(b"\xa1\x02\xff\xfe")  # a str8 that is not UTF-8
 @example(b"\xa3\x01\xe9")  # a symbol that is not ASCII
 @example(b"\xe0\x04\x02\x00\x00")  # an array of described elements, cut short
+@example(b"s\x00@\x00\x00")  # a char past U+10FFFF
+@example(b"s\x80\x00\x00\x00")  # a char past C's int
+@example(b"s\x00\x00\xd8\x00")  # a char that is a surrogate
 def test_decoder(data: bytes) -> None:
     for decode_one in (lambda: decode(data), lambda: decode_all(data), lambda: skip(data, 0)):
         with contextlib.suppress(DecodeError):

@@ -40,6 +40,13 @@ class DecodeError(ValueError):
     """The bytes are not valid AMQP: the peer sent garbage or a frame was cut short."""
 
 
+def _char(point: int) -> str:
+    """An AMQP char is one UTF-32BE code unit: a Unicode scalar value, never a surrogate."""
+    if point > 0x10FFFF or 0xD800 <= point <= 0xDFFF:
+        raise DecodeError(f"char 0x{point:X} is not a Unicode scalar value")
+    return chr(point)
+
+
 class UByte(int):
     """AMQP ubyte."""
 
@@ -306,7 +313,7 @@ def _decode_fixed(code: int, buf: bytes | memoryview, pos: int) -> Any:
     if code == 0x72:
         return Float(_unpack_f(buf, pos)[0])
     if code == 0x73:
-        return chr(_unpack_I(buf, pos)[0])
+        return _char(_unpack_I(buf, pos)[0])
     if code == 0x80:
         return ULong(_unpack_Q(buf, pos)[0])
     if code == 0x81:

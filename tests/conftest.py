@@ -6,8 +6,11 @@ and the package's Event Hubs emulator fixtures. Helpers shared by the folders li
 from __future__ import annotations
 
 import ast
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +31,28 @@ settings.register_profile("ci", max_examples=150, deadline=None, print_blob=True
 settings.register_profile("long", max_examples=20_000, deadline=None, print_blob=True)
 settings.load_profile("ci")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+def _use_zip_free_spark_home() -> None:
+    """Spark processes of this run import the installed PySpark (see support/spark_home.py)."""
+    from support.spark_home import zip_free_spark_home
+
+    from pysparksources._local_spark import spark_home
+
+    root = Path(tempfile.mkdtemp(prefix="pysparksources-tests-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    mirror = zip_free_spark_home(spark_home(), root)
+    if mirror is not None:
+        os.environ["SPARK_HOME"] = str(mirror)
+
+
+_use_zip_free_spark_home()
+# The test JVMs live for minutes and run small jobs. C1 alone with the serial collector took
+# 10 s of JVM CPU for a session that ran one stream and a parquet round trip, where the default
+# JIT and collector took 20-24 s; that leaves the cores to Spark's Python workers (and their
+# 10 s connect-back deadline) when several pytest processes share 2 cores. Results do not
+# change; `pysparksources bench` never runs with it. A value you set yourself wins.
+os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 
 
 CONNECT_FIXTURES = {"connect_spark", "cluster_connect", "bare_connect"}

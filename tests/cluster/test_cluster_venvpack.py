@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.spark_processes import StandaloneCluster, spark_home, worker_env
+from support.spark_processes import StandaloneCluster, spark_home, users_worker_env
 
 pytestmark = pytest.mark.cluster
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +53,7 @@ def test_executors_run_the_package_from_the_packed_venv(
     submit += ["--conf", "spark.pyspark.python=./environment/bin/python"]
     submit += ["--conf", f"spark.pyspark.driver.python={python}"]
     submit.append(str(Path(__file__).parent / "venv_driver.py"))
-    env = worker_env() | {"PYSPARK_PYTHON": "./environment/bin/python"}
+    env = users_worker_env() | {"PYSPARK_PYTHON": "./environment/bin/python"}
     env["PYSPARK_DRIVER_PYTHON"] = str(python)
     result = subprocess.run(
         submit, capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path
@@ -77,7 +77,7 @@ def test_doctor_sees_the_executors_import_the_package(cluster: StandaloneCluster
         capture_output=True,
         text=True,
         timeout=300,
-        env=worker_env(),
+        env=users_worker_env(),
     )
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     assert f"[ok] {cluster.url}: Spark" in result.stdout, result.stdout

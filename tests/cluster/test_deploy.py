@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.spark_processes import ConnectServer, StandaloneCluster, spark_home, worker_env
+from support.spark_processes import ConnectServer, StandaloneCluster, spark_home, users_worker_env
 
 pytestmark = pytest.mark.cluster
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,7 +59,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def bare_env(python: Path) -> dict[str, str]:
-    env = worker_env()
+    env = users_worker_env()
     env["PYSPARK_PYTHON"] = env["PYSPARK_DRIVER_PYTHON"] = str(python)
     return env
 

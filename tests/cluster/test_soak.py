@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from support.spark_processes import StandaloneCluster, worker_env
+from support.spark_processes import StandaloneCluster, users_worker_env
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.emulator]
 
@@ -22,7 +22,7 @@ def test_short_soak_is_exactly_once_through_a_restart_and_a_kill(
         "--emulator-restarts", "1", "--executor-kills", "1", "--down-seconds", "3",
     ]  # fmt: skip
     proc = subprocess.run(
-        command, stdout=subprocess.PIPE, text=True, env=worker_env(), timeout=900, check=False
+        command, stdout=subprocess.PIPE, text=True, env=users_worker_env(), timeout=900, check=False
     )
     assert proc.returncode == 0, proc.stdout[-4000:]
     summary = json.loads(proc.stdout.strip().splitlines()[-1])

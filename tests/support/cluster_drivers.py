@@ -182,7 +182,7 @@ class ClassicDriver:
     """
 
     def __init__(self, master: str, log: Path) -> None:
-        from support.spark_processes import worker_env
+        from support.spark_processes import users_worker_env
 
         self.log = log
         with log.open("wb") as err:
@@ -192,7 +192,7 @@ class ClassicDriver:
                 stdout=subprocess.PIPE,
                 stderr=err,
                 text=True,
-                env=worker_env(),
+                env=users_worker_env(),
             )
         self._lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._pump, name="classic-driver-stdout", daemon=True).start()

@@ -4,10 +4,15 @@ shared with ``pysparksources bench --local-cluster``) a standalone cluster.
 A classic session and ``SparkSession.builder.remote("local[2]")`` cannot share one Python
 process (SESSION_ALREADY_EXIST), so the Connect variants talk to a server in its own process.
 That server imports sources from this same Python environment.
+
+``worker_env`` starts Spark processes on the SPARK_HOME this test process runs (the zip-free
+mirror of ``support.spark_home`` when tests/conftest.py built one); ``users_worker_env`` keeps
+the layout of the installed PySpark, for the cluster tests.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -16,8 +21,8 @@ from pysparksources._local_spark import (
     free_port,
     spark_home,
     wait_for_port,
-    worker_env,
 )
+from pysparksources._local_spark import worker_env as users_worker_env
 
 __all__ = [
     "LONG_LIVED_DRIVER_CONF",
@@ -25,9 +30,17 @@ __all__ = [
     "StandaloneCluster",
     "free_port",
     "spark_home",
+    "users_worker_env",
     "wait_for_port",
     "worker_env",
 ]
+
+
+def worker_env() -> dict[str, str]:
+    """Environment for a Spark process that runs on this test process's SPARK_HOME."""
+    env = users_worker_env()
+    env["SPARK_HOME"] = os.environ.get("SPARK_HOME", env["SPARK_HOME"])
+    return env
 
 
 # For the drivers that live through the whole suite (the shared session, Connect servers):
@@ -48,6 +61,8 @@ class ConnectServer:
     def __init__(
         self, workdir: Path, master: str = "local[2]", env: dict[str, str] | None = None
     ) -> None:
+        if env is None:  # on a cluster, Spark's own layout (see the module's docstring)
+            env = worker_env() if master.startswith("local") else users_worker_env()
         self.port = free_port()
         self.log = workdir / "connect-server.log"
         cmd = [
@@ -71,7 +86,7 @@ class ConnectServer:
         ]
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(
-                cmd, stdout=out, stderr=subprocess.STDOUT, env=env or worker_env(), cwd=workdir
+                cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=workdir
             )
         wait_for_port(self.port, self.proc, 120, self.log)
 

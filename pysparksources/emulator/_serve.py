@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
 import signal
 import sys
@@ -55,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     emulator = EventHubsEmulator(config, host=args.host, port=args.port).start()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    if hasattr(signal, "SIGUSR1"):  # kill -USR1 <pid>: every thread's stack on stderr
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         print(f"Event Hubs emulator on {emulator.endpoint} (Ctrl-C stops it)")
         print(f"storage: {config.data_dir or 'in memory'}")

@@ -6,6 +6,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,9 @@ def test_cli_serves_config_hubs_until_interrupted(tmp_path: Path) -> None:
         sys.executable, "-m", "pysparksources.cli", "eventhubs-emulator", "--port", "0",
         "--config", str(path), "--hub", "extra:1", "--data-dir", str(tmp_path / "data"),
     ]  # fmt: skip
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    stderr = tmp_path / "stderr"
+    with stderr.open("w") as err:
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, text=True)
     try:
         assert proc.stdout is not None
         conns = {}
@@ -44,10 +47,30 @@ def test_cli_serves_config_hubs_until_interrupted(tmp_path: Path) -> None:
                 conns[conn.split("EntityPath=")[1].split(";")[0]] = conn
         send(conns["fromfile"], ["via-cli"], partition_id="1")
         assert bodies(receive(conns["fromfile"], "1", "-1", 1)) == ["via-cli"]
+        proc.send_signal(signal.SIGUSR1)  # the documented stack dump, which leaves it serving
+        deadline = time.monotonic() + 10
+        while "_serve.py" not in stderr.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert "_serve.py" in stderr.read_text() and proc.poll() is None
     finally:
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=20) == 0
+        _wait_or_show_stacks(proc, stderr)
     assert list((tmp_path / "data" / "fromfile" / "1").glob("*.seg"))
+
+
+def _wait_or_show_stacks(proc: subprocess.Popen[str], stderr: Path) -> None:
+    """Wait for a clean exit; if it hangs, fail with every thread's stack (the CLI's SIGUSR1)."""
+    try:
+        code = proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)
+        try:
+            proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        pytest.fail(f"the emulator did not stop within 20 s of SIGINT:\n{stderr.read_text()}")
+    assert code == 0, stderr.read_text()
 
 
 @pytest.mark.slow

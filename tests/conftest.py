@@ -104,6 +104,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group(f"cluster{connect}"))
         elif item.get_closest_marker("wheel") is not None:  # one build of the source tree
             item.add_marker(pytest.mark.xdist_group("wheel"))
+        elif item.get_closest_marker("connect_default_port") is not None:  # port 15002
+            item.add_marker(pytest.mark.xdist_group("connect-default-port"))
     items.sort(key=_run_order)
 
 

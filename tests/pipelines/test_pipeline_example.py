@@ -16,7 +16,13 @@ import pytest
 from support.eventhubs import send
 
 # ~2-3 min: spark-pipelines starts its own Spark Connect server and runs two streaming flows.
-pytestmark = [pytest.mark.spark, pytest.mark.emulator, pytest.mark.slow]
+# spark-pipelines runs its graph on a local Spark Connect server on port 15002.
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.emulator,
+    pytest.mark.slow,
+    pytest.mark.connect_default_port,
+]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "pipelines"
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)

@@ -84,6 +84,7 @@ def test_zero_touch_registration_on_a_fresh_classic_session() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.connect_default_port
 def test_zero_touch_and_register_on_spark_connect_local() -> None:
     # remote("local[2]") needs a process without a classic session: run it on its own.
     out = run_python(

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from support.eventhubs import send
 
-# ~2-3 min: spark-pipelines starts its own Spark Connect server and runs two streaming flows.
-# spark-pipelines runs its graph on a local Spark Connect server on port 15002.
+# ~2-3 min: spark-pipelines starts its own Spark Connect server (on the default port 15002)
+# and runs two streaming flows.
 pytestmark = [
     pytest.mark.spark,
     pytest.mark.emulator,

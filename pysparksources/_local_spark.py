@@ -199,6 +199,7 @@ class StandaloneCluster:
         self.wait_for_workers(len(self.workers))
         if self.state().get("activeapps"):
             self.wait_for_busy_workers()
+            self.wait_for_registered_executors()
 
     def wait_for_busy_workers(self, timeout: float = 120) -> None:
         """Wait until every live worker's cores are in use (the master placed executors)."""
@@ -209,6 +210,30 @@ class StandaloneCluster:
 
         failure = f"the running application got no executor on every worker in {timeout}s"
         self._wait_for_state(busy, timeout, failure)
+
+    def wait_for_registered_executors(self, timeout: float = 120) -> None:
+        """Wait until an application runs and its executor on every live worker has registered
+        with its driver.
+
+        The master counts a worker's cores as used as soon as it asks for an executor; the
+        executor's JVM registers seconds later (5 s on an idle machine). A query started in
+        between runs all its tasks on the other executors. Registration shows in the executor's
+        own log (Spark's default log profile writes it at INFO to the executor's stderr).
+        """
+
+        def registered(state: dict[str, Any]) -> bool:
+            apps = [app["id"] for app in state.get("activeapps", [])]
+            return bool(apps) and all(
+                _has_registered(self.workdir / f"worker-{i}" / app)
+                for i, worker in enumerate(self.workers)
+                if worker.poll() is None
+                for app in apps
+            )
+
+        failure = (
+            f"an executor did not register with its driver in {timeout}s (logs: {self.workdir})"
+        )
+        self._wait_for_state(registered, timeout, failure)
 
     def stop(self) -> None:
         for proc in [*self.workers, self.master]:
@@ -221,3 +246,18 @@ class StandaloneCluster:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(10)
+
+
+_REGISTERED = "Successfully registered with driver"
+
+
+def _has_registered(app_dir: Path) -> bool:
+    """Whether the newest executor of one application on one worker has registered."""
+    executors = [d for d in app_dir.glob("*") if d.name.isdigit()] if app_dir.is_dir() else []
+    if not executors:
+        return False
+    newest = max(executors, key=lambda d: int(d.name))
+    try:
+        return _REGISTERED in (newest / "stderr").read_text(errors="replace")
+    except FileNotFoundError:
+        return False

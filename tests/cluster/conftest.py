@@ -94,7 +94,11 @@ def classic_driver(
     """A classic driver process on the cluster (one per run of consecutive users)."""
 
     def start() -> ClassicDriver:
-        return ClassicDriver(cluster.url, tmp_path_factory.mktemp("classic-driver") / "driver.log")
+        driver = ClassicDriver(
+            cluster.url, tmp_path_factory.mktemp("classic-driver") / "driver.log"
+        )
+        cluster.wait_for_registered_executors(timeout=240)  # or the first query may run on one
+        return driver
 
     application = SharedApplication(start, ClassicDriver.stop, lambda driver: driver.alive)
     return _shared("classic_driver", application)
@@ -104,6 +108,7 @@ def _connect_session(cluster: StandaloneCluster, workdir: Any) -> tuple[ConnectS
     from pyspark.sql import SparkSession
 
     server = ConnectServer(workdir, master=cluster.url)
+    cluster.wait_for_registered_executors()  # or the first query may run on one executor
     return server, SparkSession.builder.remote(server.url).create()
 
 

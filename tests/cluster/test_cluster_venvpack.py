@@ -52,6 +52,14 @@ def test_executors_run_the_package_from_the_packed_venv(
     submit += ["--archives", f"{archive}#environment"]
     submit += ["--conf", "spark.pyspark.python=./environment/bin/python"]
     submit += ["--conf", f"spark.pyspark.driver.python={python}"]
+    # The job asserts both executors ran tasks: schedule it once both (2 cores) registered.
+    submit += [
+        "--conf",
+        "spark.cores.max=2",
+        "--conf",
+        "spark.scheduler.minRegisteredResourcesRatio=1",
+    ]
+    submit += ["--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=120s"]
     submit.append(str(Path(__file__).parent / "venv_driver.py"))
     env = users_worker_env() | {"PYSPARK_PYTHON": "./environment/bin/python"}
     env["PYSPARK_DRIVER_PYTHON"] = str(python)

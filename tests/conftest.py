@@ -47,12 +47,29 @@ def _use_zip_free_spark_home() -> None:
 
 
 _use_zip_free_spark_home()
-# The test JVMs live for minutes and run small jobs. C1 alone with the serial collector took
-# 10 s of JVM CPU for a session that ran one stream and a parquet round trip, where the default
-# JIT and collector took 20-24 s; that leaves the cores to Spark's Python workers (and their
-# 10 s connect-back deadline) when several pytest processes share 2 cores. Results do not
-# change; `pysparksources bench` never runs with it. A value you set yourself wins.
-os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+
+
+def _lean_test_jvms() -> None:
+    """Every JVM of this run (drivers, Connect servers, the cluster's master, workers and
+    executors) compiles with C1 only and collects with the serial collector.
+
+    The test JVMs live for minutes and run small jobs. C1 alone with the serial collector took
+    10 s of JVM CPU for a session that ran one stream and a parquet round trip, where the
+    default JIT and collector took 20-24 s; that leaves the cores to Spark's Python workers
+    (and their 10 s connect-back deadline) when several pytest processes share 2 cores. Spark's
+    launcher adds the options of ``$SPARK_CONF_DIR/java-opts`` to every JVM it builds, executors
+    included (SPARK_SUBMIT_OPTS reaches drivers only). Results do not change; `pysparksources
+    bench` never runs with it. A SPARK_CONF_DIR you set yourself wins.
+    """
+    if "SPARK_CONF_DIR" in os.environ:
+        return
+    conf = Path(tempfile.mkdtemp(prefix="pysparksources-tests-conf-"))
+    atexit.register(shutil.rmtree, conf, ignore_errors=True)
+    (conf / "java-opts").write_text("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC\n")
+    os.environ["SPARK_CONF_DIR"] = str(conf)
+
+
+_lean_test_jvms()
 
 
 CONNECT_FIXTURES = {"connect_spark", "cluster_connect", "bare_connect"}

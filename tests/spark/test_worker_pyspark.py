@@ -1,12 +1,16 @@
-"""Spark's Python workers in the test session import the installed PySpark, not pyspark.zip.
+"""The test setup's two CPU savings still apply: Spark's Python workers import the installed
+PySpark, not pyspark.zip, and the session's JVM runs the lean options of tests/conftest.py.
 
-The zip-free SPARK_HOME (tests/support/spark_home.py) halves the CPU of every new Python worker;
-if it silently stopped applying, the suite would only get slower, so this says so.
+The zip-free SPARK_HOME (tests/support/spark_home.py) halves the CPU of every new Python worker,
+C1 with the serial collector roughly halves a short-lived JVM's; if either silently stopped
+applying, the suite would only get slower, so these say so.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,3 +28,35 @@ def test_python_workers_import_the_installed_pyspark(spark: Any) -> None:
         f"workers import {seen[0]}: tests/conftest.py did not build the zip-free SPARK_HOME "
         "(pyspark.zip's modules differ from the installed package?)"
     )
+
+
+@pytest.mark.skipif(
+    not os.environ.get("SPARK_CONF_DIR", "").startswith(tempfile.gettempdir()),
+    reason="your own SPARK_CONF_DIR is used as it is",
+)
+def test_the_session_jvm_reads_the_lean_java_opts(spark: Any) -> None:
+    expected = (Path(os.environ["SPARK_CONF_DIR"]) / "java-opts").read_text().split()
+    jvms = [_command_line(pid) for pid in _java_children()]
+    assert jvms, "no JVM below this pytest process although its session is running"
+    assert any(all(option in jvm for option in expected) for jvm in jvms), (
+        f"no JVM runs with {expected}: Spark's launcher did not read $SPARK_CONF_DIR/java-opts"
+    )
+
+
+def _java_children() -> list[int]:
+    """Process ids of the java processes whose parent is this process (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        parent = int(text[text.rindex(")") + 2 :].split()[1])
+        if name == "java" and parent == os.getpid():
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _command_line(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")

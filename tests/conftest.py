@@ -33,9 +33,10 @@ settings.load_profile("ci")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
-def _use_zip_free_spark_home() -> None:
-    """Spark processes of this run import the installed PySpark (see support/spark_home.py)."""
-    from support.spark_home import zip_free_spark_home
+def _test_spark_layout() -> None:
+    """Spark processes of this run import the installed PySpark and start lean JVMs (see
+    support/spark_home.py); a SPARK_CONF_DIR you set yourself wins over the lean one."""
+    from support.spark_home import lean_jvm_conf, zip_free_spark_home
 
     from pysparksources._local_spark import spark_home
 
@@ -44,32 +45,11 @@ def _use_zip_free_spark_home() -> None:
     mirror = zip_free_spark_home(spark_home(), root)
     if mirror is not None:
         os.environ["SPARK_HOME"] = str(mirror)
+    if "SPARK_CONF_DIR" not in os.environ:
+        os.environ["SPARK_CONF_DIR"] = str(lean_jvm_conf(root))
 
 
-_use_zip_free_spark_home()
-
-
-def _lean_test_jvms() -> None:
-    """Every JVM of this run (drivers, Connect servers, the cluster's master, workers and
-    executors) compiles with C1 only and collects with the serial collector.
-
-    The test JVMs live for minutes and run small jobs. C1 alone with the serial collector took
-    10 s of JVM CPU for a session that ran one stream and a parquet round trip, where the
-    default JIT and collector took 20-24 s; that leaves the cores to Spark's Python workers
-    (and their 10 s connect-back deadline) when several pytest processes share 2 cores. Spark's
-    launcher adds the options of ``$SPARK_CONF_DIR/java-opts`` to every JVM it builds, executors
-    included (SPARK_SUBMIT_OPTS reaches drivers only). Results do not change; `pysparksources
-    bench` never runs with it. A SPARK_CONF_DIR you set yourself wins.
-    """
-    if "SPARK_CONF_DIR" in os.environ:
-        return
-    conf = Path(tempfile.mkdtemp(prefix="pysparksources-tests-conf-"))
-    atexit.register(shutil.rmtree, conf, ignore_errors=True)
-    (conf / "java-opts").write_text("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC\n")
-    os.environ["SPARK_CONF_DIR"] = str(conf)
-
-
-_lean_test_jvms()
+_test_spark_layout()
 
 
 CONNECT_FIXTURES = {"connect_spark", "cluster_connect", "bare_connect"}
@@ -156,40 +136,20 @@ def _run_order(item: pytest.Item) -> tuple[int, int]:
 SERVER_MARKERS = {"spark", "connect", "cluster", "wheel", "emulator"}
 
 
-def _java_descendants() -> set[int]:
-    """Java processes below this one (Linux /proc; empty elsewhere)."""
-    parents: dict[int, int] = {}
-    commands: dict[int, str] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        pid = int(stat.parent.name)
-        commands[pid] = text[text.index("(") + 1 : text.rindex(")")]
-        parents[pid] = int(text[text.rindex(")") + 2 :].split()[1])
-    found, mine = set(), os.getpid()
-    for pid in parents:
-        walk = pid
-        while walk in parents and walk != mine and walk > 1:
-            walk = parents[walk]
-        if walk == mine and pid != mine and commands[pid] == "java":
-            found.add(pid)
-    return found
-
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """Fail a test without a server marker that starts Spark or the emulator itself."""
     if {m.name for m in item.iter_markers()} & SERVER_MARKERS:
         yield
         return
-    java_before, threads_before = _java_descendants(), set(threading.enumerate())
+    from support.processes import java_descendants
+
+    java_before, threads_before = java_descendants(), set(threading.enumerate())
     yield
     emulators = [
         t for t in set(threading.enumerate()) - threads_before if t.name == "eventhubs-emulator"
     ]
-    started_java = _java_descendants() - java_before
+    started_java = java_descendants() - java_before
     if emulators or started_java:
         what = "the Event Hubs emulator" if emulators else "a Spark JVM"
         pytest.fail(f"{item.nodeid} starts {what} but carries no server marker: add one")

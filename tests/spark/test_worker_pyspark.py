@@ -1,5 +1,5 @@
 """The test setup's two CPU savings still apply: Spark's Python workers import the installed
-PySpark, not pyspark.zip, and the session's JVM runs the lean options of tests/conftest.py.
+PySpark, not pyspark.zip, and the session's JVM runs the lean options of support/spark_home.py.
 
 The zip-free SPARK_HOME (tests/support/spark_home.py) halves the CPU of every new Python worker,
 C1 with the serial collector roughly halves a short-lived JVM's; if either silently stopped
@@ -9,12 +9,12 @@ applying, the suite would only get slower, so these say so.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.spark_home import KEEP_ZIP_VARIABLE
+from support.processes import command_line, java_descendants
+from support.spark_home import KEEP_ZIP_VARIABLE, LEAN_CONF_NAME, LEAN_JAVA_OPTS
 
 
 @pytest.mark.skipif(os.environ.get(KEEP_ZIP_VARIABLE) == "1", reason="Spark's layout was asked for")
@@ -31,32 +31,13 @@ def test_python_workers_import_the_installed_pyspark(spark: Any) -> None:
 
 
 @pytest.mark.skipif(
-    not os.environ.get("SPARK_CONF_DIR", "").startswith(tempfile.gettempdir()),
+    Path(os.environ.get("SPARK_CONF_DIR", "")).name != LEAN_CONF_NAME,
     reason="your own SPARK_CONF_DIR is used as it is",
 )
 def test_the_session_jvm_reads_the_lean_java_opts(spark: Any) -> None:
-    expected = (Path(os.environ["SPARK_CONF_DIR"]) / "java-opts").read_text().split()
-    jvms = [_command_line(pid) for pid in _java_children()]
+    jvms = [command_line(pid) for pid in java_descendants()]
     assert jvms, "no JVM below this pytest process although its session is running"
-    assert any(all(option in jvm for option in expected) for jvm in jvms), (
-        f"no JVM runs with {expected}: Spark's launcher did not read $SPARK_CONF_DIR/java-opts"
+    assert any(all(option in jvm for option in LEAN_JAVA_OPTS) for jvm in jvms), (
+        f"no JVM runs with {LEAN_JAVA_OPTS}: Spark's launcher did not read "
+        "$SPARK_CONF_DIR/java-opts"
     )
-
-
-def _java_children() -> list[int]:
-    """Process ids of the java processes whose parent is this process (Linux /proc)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        name = text[text.index("(") + 1 : text.rindex(")")]
-        parent = int(text[text.rindex(")") + 2 :].split()[1])
-        if name == "java" and parent == os.getpid():
-            found.append(int(stat.parent.name))
-    return found
-
-
-def _command_line(pid: int) -> list[str]:
-    return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")

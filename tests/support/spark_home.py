@@ -11,6 +11,15 @@ It is used only when every module the zips hold is byte-identical to the install
 cluster and wheel tests keep Spark's own layout (``users_worker_env``): a packed venv without
 PySpark relies on the zip. ``PYSPARKSOURCES_TEST_PYSPARK_ZIP=1`` keeps Spark's layout
 everywhere.
+
+``lean_jvm_conf`` is the run's SPARK_CONF_DIR: its ``java-opts``, which Spark's launcher adds to
+every JVM it builds (drivers, Connect servers, the cluster's master, workers and executors;
+SPARK_SUBMIT_OPTS reaches drivers only), has them compile with C1 only and collect with the
+serial collector. The test JVMs live for minutes and run small jobs: that took 10 s of JVM CPU
+for a session that ran one stream and a parquet round trip, where the default JIT and collector
+took 20-24 s, leaving the cores to Spark's Python workers (and their 10 s connect-back
+deadline) when several pytest processes share 2 cores. Results do not change; ``pysparksources
+bench`` never runs with it.
 """
 
 from __future__ import annotations
@@ -21,6 +30,16 @@ import zlib
 from pathlib import Path
 
 KEEP_ZIP_VARIABLE = "PYSPARKSOURCES_TEST_PYSPARK_ZIP"
+LEAN_CONF_NAME = "lean-jvm-conf"
+LEAN_JAVA_OPTS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+
+
+def lean_jvm_conf(root: Path) -> Path:
+    """A Spark conf folder under ``root`` holding only ``java-opts`` with LEAN_JAVA_OPTS."""
+    conf = root / LEAN_CONF_NAME
+    conf.mkdir()
+    (conf / "java-opts").write_text(" ".join(LEAN_JAVA_OPTS) + "\n")
+    return conf
 
 
 def zip_free_spark_home(installed: Path, root: Path) -> Path | None:

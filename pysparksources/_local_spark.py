@@ -132,6 +132,7 @@ class StandaloneCluster:
         )
         wait_for_port(self.port, self.master, 120, self.workdir / "master.log")
         self.memory = memory
+        self._started_at: dict[int, float] = {}  # worker index -> wall-clock start
         self.workers = [self._start_worker(i) for i in range(workers)]
         self.wait_for_workers(workers)
 
@@ -139,6 +140,7 @@ class StandaloneCluster:
         args = ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1"]
         args += ["--memory", self.memory, "--webui-port", str(free_port())]
         args += ["--work-dir", str(self.workdir / f"worker-{i}"), self.url]
+        self._started_at[i] = time.time()
         return self._start(f"worker-{i}", args)
 
     def _start(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
@@ -218,13 +220,15 @@ class StandaloneCluster:
         The master counts a worker's cores as used as soon as it asks for an executor; the
         executor's JVM registers seconds later (5 s on an idle machine). A query started in
         between runs all its tasks on the other executors. Registration shows in the executor's
-        own log (Spark's default log profile writes it at INFO to the executor's stderr).
+        own log (Spark's default log profile writes it at INFO to the executor's stderr). Only
+        executors launched since their worker started count: a restarted worker's folder still
+        holds the killed executor's log, which says it registered.
         """
 
         def registered(state: dict[str, Any]) -> bool:
             apps = [app["id"] for app in state.get("activeapps", [])]
             return bool(apps) and all(
-                _has_registered(self.workdir / f"worker-{i}" / app)
+                _has_registered(self.workdir / f"worker-{i}" / app, self._started_at[i])
                 for i, worker in enumerate(self.workers)
                 if worker.poll() is None
                 for app in apps
@@ -251,9 +255,11 @@ class StandaloneCluster:
 _REGISTERED = "Successfully registered with driver"
 
 
-def _has_registered(app_dir: Path) -> bool:
-    """Whether the newest executor of one application on one worker has registered."""
+def _has_registered(app_dir: Path, since: float) -> bool:
+    """Whether the newest executor of one application on one worker, launched after ``since``
+    (seconds since the epoch), has registered."""
     executors = [d for d in app_dir.glob("*") if d.name.isdigit()] if app_dir.is_dir() else []
+    executors = [d for d in executors if d.stat().st_mtime >= since]
     if not executors:
         return False
     newest = max(executors, key=lambda d: int(d.name))

@@ -195,10 +195,10 @@ def run_demo(batches: int = 8, rows_per_batch: int = 1500, timeout: float = 300)
                 "every row in the output",
             )
         finally:
-            for query in (produce, consume):
-                if query is not None:
-                    query.stop()
-            spark.streams.removeListener(listener)
+            running = [query for query in (produce, consume) if query is not None]
+            for query in running:
+                query.stop()
+            listener.detach(spark, *running)
         row = spark.read.parquet(str(out)).selectExpr(
             "count(*) AS n", "count(DISTINCT value) AS distinct_values", "min(value) AS lo",
             "max(value) AS hi",

@@ -25,6 +25,8 @@ before its first unread event arrived (attached to a query that is already far b
     ...
     lag.lag()       # {query id: {...}}, see LagListener.lag
     lag.lag_json()  # the same as JSON text
+    query.stop()
+    lag.detach(spark, query)  # rather than spark.streams.removeListener(lag), see detach
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import bisect
 import json
 import logging
 import threading
+import time
 from datetime import datetime, timezone
 from typing import Any
 
@@ -124,6 +127,8 @@ class LagListener(StreamingQueryListener):  # type: ignore[misc]
         self._lock = threading.Lock()
         self._lag: dict[str, dict[str, Any]] = {}
         self._histories: dict[tuple[str, int, str], _History] = {}
+        self._ended: set[str] = set()
+        self._ended_changed = threading.Condition(self._lock)
 
     # -- the listener ----------------------------------------------------------------------
     def onQueryStarted(self, event: Any) -> None:
@@ -133,7 +138,9 @@ class LagListener(StreamingQueryListener):  # type: ignore[misc]
         pass
 
     def onQueryTerminated(self, event: Any) -> None:
-        pass
+        with self._ended_changed:
+            self._ended.add(str(event.id))
+            self._ended_changed.notify_all()
 
     def onQueryProgress(self, event: Any) -> None:
         try:
@@ -162,6 +169,33 @@ class LagListener(StreamingQueryListener):  # type: ignore[misc]
     def lag_json(self) -> str:
         """:meth:`lag` as JSON text, keys sorted."""
         return json.dumps(self.lag(), sort_keys=True)
+
+    def detach(self, spark: Any, *stopped: Any, timeout: float = 60.0) -> None:
+        """Remove this listener from ``spark`` once each query in ``stopped`` has told it that
+        it terminated.
+
+        PySpark's Connect client hangs for good when its last listener is removed while an
+        event is still on its way to the client (SPARK-59623: the remover holds the lock the
+        event needs and waits for the event). A query's termination event is its last, so
+        waiting for it first leaves no event in flight. On a classic session the wait is only
+        as long as Spark's listener bus takes to deliver it.
+
+        Raises TimeoutError, without removing the listener, when a query has not terminated
+        within ``timeout`` seconds (stop it first).
+        """
+        wanted = {str(query.id) for query in stopped}
+        deadline = time.monotonic() + timeout
+        with self._ended_changed:
+            while not wanted <= self._ended:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    running = ", ".join(sorted(wanted - self._ended))
+                    raise TimeoutError(
+                        f"LagListener.detach: no termination event within {timeout} s from "
+                        f"queries {running}; stop them before detaching the listener"
+                    )
+                self._ended_changed.wait(left)
+        spark.streams.removeListener(self)
 
     # -- the work --------------------------------------------------------------------------
     def record(self, progress: dict[str, Any]) -> dict[str, Any] | None:

@@ -94,9 +94,11 @@ def test_lag_of_a_running_query_matches_its_progress_and_the_events_read(
         deadline = time.monotonic() + 30  # listener events arrive asynchronously
         while len(listener.entries) < len(data_batches(query)) and time.monotonic() < deadline:
             time.sleep(0.2)
+        with pytest.raises(TimeoutError, match=f"queries {query.id}; stop them"):
+            listener.detach(session, query, timeout=0.2)  # still running
     finally:
         query.stop()
-        session.streams.removeListener(listener)
+        listener.detach(session, query)
 
     by_batch = {p["batchId"]: p for p in progress(query)}
     rows = session.read.parquet(str(out)).collect()

@@ -245,7 +245,12 @@ def test_available_now_backlog_respects_the_limit_unlike_sparks_rate(
         df = spark.readStream.format(fmt).options(**options).load()
         return to_parquet(df, tmp_path / fmt, tmp_path / f"{fmt}-ckpt", **trigger)
 
-    native, ours = run("rate", processingTime="1 second"), run("pyrate", processingTime="1 second")
+    # A trigger long enough that a batch on a loaded machine still ends well before the next:
+    # stop_between_batches stops a query in that gap.
+    native, ours = (
+        run("rate", processingTime="3 seconds"),
+        run("pyrate", processingTime="3 seconds"),
+    )
     wait_for_batches(native, 1)
     wait_for_batches(ours, 1)
     stop_between_batches(native, tmp_path / "rate-ckpt")

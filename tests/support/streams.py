@@ -54,21 +54,23 @@ def wait_for_rows(query: Any, rows: int, timeout: float, what: str) -> None:
 
 
 def stop_between_batches(query: Any, checkpoint: Path, timeout: float = 60) -> None:
-    """Stop ``query`` when its last planned batch is committed.
+    """Stop ``query`` right after it commits a batch that began after this call.
 
     A batch interrupted by ``stop()`` stays in the offset log and is run again, alone, first
-    thing after a restart; a test that restarts to read a backlog wants none of that.
+    thing after a restart; a test that restarts to read a backlog wants none of that. Stopping
+    just after a fresh commit leaves the most time before the next trigger: checking at an
+    arbitrary moment lost that race on a loaded machine.
     """
+    seen = _last_batch(checkpoint / "commits")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not query.status["isTriggerActive"] and _last_batch(checkpoint / "offsets") == (
-            _last_batch(checkpoint / "commits")
-        ):
+        committed = _last_batch(checkpoint / "commits")
+        if committed > seen and _last_batch(checkpoint / "offsets") == committed:
             query.stop()
-            if _last_batch(checkpoint / "offsets") == _last_batch(checkpoint / "commits"):
+            if _last_batch(checkpoint / "offsets") == committed:
                 return
             raise AssertionError("a batch began between the check and stop(): run again")
-        time.sleep(0.02)
+        time.sleep(0.01)
     raise TimeoutError(f"{query.name or query.id} never paused between batches in {timeout}s")
 
 

@@ -15,6 +15,7 @@ from support.eventhubs import received, send
 from support.pyeventhub import reader, run_to_parquet, stream_to_hub
 from support.schema_registry import CLIENT_SECRET, SchemaRegistryDouble
 from support.streams import rate
+from support.variants import CLASSIC_ONLY
 
 from pysparksources.emulator import EventHubsEmulator
 
@@ -81,6 +82,7 @@ def test_events_the_sdks_encoder_wrote_decode_with_each_writers_schema(
     assert len(registry.schemas) == 2
 
 
+@CLASSIC_ONLY
 @pytest.mark.slow
 def test_the_sink_registers_its_schema_and_the_sdks_encoder_decodes_its_events(
     session: Any,

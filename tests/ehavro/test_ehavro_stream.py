@@ -12,6 +12,7 @@ import pytest
 from support.eventhubs import send
 from support.pyeventhub import reader, run_to_parquet, stream_to_hub
 from support.streams import rate
+from support.variants import CLASSIC_ONLY
 
 from pysparksources._arrow import spark_arrow_schema
 from pysparksources.emulator import EventHubsEmulator
@@ -93,6 +94,7 @@ def _avro_reader(session: Any, conn: str, **options: Any) -> Any:
     )
 
 
+@CLASSIC_ONLY
 @pytest.mark.slow
 def test_bad_events_fail_the_query_or_go_to_a_column_or_a_folder(
     session: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path

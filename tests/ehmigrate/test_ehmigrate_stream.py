@@ -18,6 +18,7 @@ from spark35_checkpoint import Batch, connector_offset, write_checkpoint
 from support.eventhubs import send
 from support.pyeventhub import reader
 from support.streams import progress
+from support.variants import CLASSIC_ONLY
 
 from pysparksources.cli import main
 from pysparksources.emulator import EventHubsEmulator
@@ -69,6 +70,7 @@ def _event_rows(session: Any, out: Path) -> list[tuple[str, int]]:
     return sorted((r.partition, r.sequenceNumber) for r in rows if r.partition != "rate")
 
 
+@CLASSIC_ONLY
 def test_migrate_checkpoint_positions_continue_exactly(
     session: Any, hub: str, tmp_path: Path, capsys: Any
 ) -> None:

@@ -14,6 +14,7 @@ import pytest
 from support.eventhubs import send
 from support.pyeventhub import batch_read, read_back, reader, run_to_parquet, seqs
 from support.streams import data_batches, progress, to_parquet, wait_for_rows
+from support.variants import CLASSIC_ONLY
 
 from pysparksources.emulator import EventHubsEmulator
 
@@ -25,6 +26,7 @@ def _at(entry: dict[str, Any]) -> datetime:
     return datetime.fromisoformat(entry["timestamp"].replace("Z", "+00:00"))
 
 
+@CLASSIC_ONLY
 @pytest.mark.slow
 def test_min_events_wait_for_the_minimum_or_the_delay_and_max_still_caps(
     session: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
@@ -69,6 +71,7 @@ def test_min_events_wait_for_the_minimum_or_the_delay_and_max_still_caps(
     assert seqs(rows) == [("0", i) for i in range(5)] + [("1", i) for i in range(9)]
 
 
+@CLASSIC_ONLY
 @pytest.mark.slow
 def test_partitions_reads_only_those_and_is_fixed_per_checkpoint(
     session: Any, eventhubs_emulator_factory: Any, tmp_path: Path
@@ -132,6 +135,7 @@ def test_starting_positions_by_enqueued_time_per_partition(
     assert batch == streamed
 
 
+@CLASSIC_ONLY
 @pytest.mark.slow
 def test_one_partition_is_split_over_several_tasks(
     session: Any, eventhubs_emulator: EventHubsEmulator

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from support.pyfile_sink import EXPRS, data_files, manifest_names, read_with_spark, run, sink
 from support.streams import rate
+from support.variants import CLASSIC_ONLY
 
 pytestmark = pytest.mark.spark
 
@@ -57,6 +58,7 @@ def test_text_and_compression(spark: Any, tmp_path: Path) -> None:
     assert got == list(range(2000))
 
 
+@CLASSIC_ONLY
 @pytest.mark.slow
 def test_partition_by_hive_folders(session: Any, tmp_path: Path) -> None:
     out = tmp_path / "out"

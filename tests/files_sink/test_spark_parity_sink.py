@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from support.spark_parity import compares_with_spark
 from support.streams import progress
+from support.variants import CLASSIC_ONLY
 
 from pysparksources.files._manifest import ManifestLog, committed_files
 
@@ -66,6 +67,7 @@ def data_files(out: Path) -> list[Path]:
     )
 
 
+@CLASSIC_ONLY
 @pytest.mark.slow
 def test_partitioned_output_matches_sparks_file_sink(session: Any, tmp_path: Path) -> None:
     """partitioned writing and batch reading (also with 'basePath'); SPARK-21167 (partition
@@ -115,6 +117,7 @@ def test_partitioned_output_matches_sparks_file_sink(session: Any, tmp_path: Pat
     assert any("p=hello world" in str(f) for f in listed)
 
 
+@CLASSIC_ONLY
 @pytest.mark.slow
 def test_aggregation_with_watermark_in_append_mode(session: Any, tmp_path: Path) -> None:
     """writing with aggregation: windows are written once the watermark passes them (the
@@ -185,6 +188,7 @@ def test_update_mode_and_orc_are_refused_at_start(session: Any, tmp_path: Path) 
     assert "'format'" in message and "parquet, csv, json, text" in message
 
 
+@CLASSIC_ONLY
 @pytest.mark.slow
 def test_a_failed_batch_is_retried_exactly_once_after_restart(
     session: Any, tmp_path: Path, request: pytest.FixtureRequest

@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 from support.spark_parity import ARCHIVE_RULES, archive_accepted, compares_with_spark
 from support.streams import progress
+from support.variants import CLASSIC_ONLY
 
 pytestmark = pytest.mark.spark
 NOW = time.time()
@@ -119,6 +120,7 @@ def per_source_rows(batches: list[dict[str, Any]], tags: list[str]) -> dict[str,
 
 
 # -- scenarios ------------------------------------------------------------------------------
+@CLASSIC_ONLY
 @pytest.mark.slow
 def test_restarts_triggers_idle_sources_and_file_name_only_match_spark(
     session: Any, tmp_path: Path
@@ -201,6 +203,7 @@ def test_restarts_triggers_idle_sources_and_file_name_only_match_spark(
         assert sorted(values(got[f"py-{name}"]), key=int) == [str(n) for n in range(1, 8)]
 
 
+@CLASSIC_ONLY
 @pytest.mark.slow
 def test_folder_layouts_globs_and_file_names_match_spark(session: Any, tmp_path: Path) -> None:
     """Partitioned tables with and without globbing; a path that is itself a partition folder
@@ -333,6 +336,7 @@ def write_with_pyfile(df: Any, out: Path, ck: Path) -> None:
     assert query.exception() is None, query.exception()
 
 
+@CLASSIC_ONLY
 @pytest.mark.slow
 def test_reading_a_file_sinks_output_matches_spark(session: Any, tmp_path: Path) -> None:
     """read data from outputs of another streaming query (its manifest compacted, a stray file
@@ -387,6 +391,7 @@ def test_reading_a_file_sinks_output_matches_spark(session: Any, tmp_path: Path)
     assert values(got["py-special"]) == ["foo"]
 
 
+@CLASSIC_ONLY
 @pytest.mark.slow
 def test_latest_first_and_max_file_age_match_spark(session: Any, tmp_path: Path) -> None:
     """FileStreamSource - latestFirst; SPARK-19813 / SPARK-46641: maxFileAge is ignored with
@@ -462,6 +467,7 @@ def wait_for(check: Any, timeout_s: float = 60) -> None:
         time.sleep(0.2)
 
 
+@CLASSIC_ONLY
 @pytest.mark.slow
 def test_clean_source_delete_and_archive_match_spark(session: Any, tmp_path: Path) -> None:
     """remove completed files when remove option is enabled; move completed files to archive
@@ -657,6 +663,7 @@ def test_bad_limits_and_options_fail_at_start_naming_them(session: Any, tmp_path
         assert "modifiedafter" in refused(tmp_path / "ck2", modifiedAfter="2020").lower()
 
 
+@CLASSIC_ONLY
 @pytest.mark.slow
 def test_limits_in_a_running_query_match_spark(session: Any, tmp_path: Path) -> None:
     """max files per trigger / SPARK-46641 max bytes per trigger in a running query: files

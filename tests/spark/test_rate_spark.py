@@ -19,6 +19,7 @@ from support.streams import (
     to_parquet,
     wait_for_batches,
 )
+from support.variants import CLASSIC_ONLY
 
 import pysparksources
 from pysparksources.rate._timeline import value_at_second
@@ -180,6 +181,7 @@ def test_time_mode_matches_sparks_rate(spark: Any, tmp_path: Path) -> None:
     assert sorted(ours) == spark_rows
 
 
+@CLASSIC_ONLY
 @pytest.mark.slow
 def test_time_mode_stream_is_gapless_and_limited(session: Any, tmp_path: Path) -> None:
     df = (
@@ -218,6 +220,7 @@ def test_available_now_reads_in_limited_batches_then_stops(session: Any, tmp_pat
     assert rows == [(v, (v // 1000) * 1000) for v in range(5000)]
 
 
+@CLASSIC_ONLY
 def test_available_now_reads_a_finite_time_mode_stream_whole(session: Any, tmp_path: Path) -> None:
     """A new time-mode query has no rows due yet; with totalRows AvailableNow reads them all."""
     df = (
@@ -267,6 +270,7 @@ def test_available_now_backlog_respects_the_limit_unlike_sparks_rate(
     assert values == list(range(len(values)))
 
 
+@CLASSIC_ONLY
 @pytest.mark.slow
 def test_restart_from_checkpoint_equals_uninterrupted_run(session: Any, tmp_path: Path) -> None:
     options = {

@@ -1,0 +1,17 @@
+"""Which tests run over Spark Connect as well as on the classic session.
+
+A test that takes the ``session`` fixture runs twice, classic and Connect. Connect changes what
+happens in the client: where option and schema errors arrive, how a failed query reports,
+registration from the client, listeners (they run client-side), values collected and converted
+in the client's time zone. It does not change what the sources and sinks do: their code runs
+in the server's Python workers either way. So every error, secret, registration, listener and
+time-zone test runs both, as does at least one end-to-end stream per source and sink; a test
+that only works a source's semantics harder (parity matrices, restarts, knobs) and needs
+neither of those runs classic only, marked with :data:`CLASSIC_ONLY`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+CLASSIC_ONLY = pytest.mark.parametrize("session", ["classic"], indirect=True)

@@ -37,8 +37,7 @@ def test_sigkill_mid_stream_then_restart_is_exactly_once(
     before = _committed_batches(out)
     assert 1 <= len(before) < BATCHES, f"not killed mid-stream: {before} of {BATCHES} batches"
 
-    restart = crash_drivers.start("pyeventhub", out, ck, PER_TRIGGER, env={"EH_CONN": conn})
-    crash_drivers.finish(restart)
+    crash_drivers.restart_here(spark, "pyeventhub", out, ck, PER_TRIGGER, env={"EH_CONN": conn})
     assert _committed_batches(out) == [str(b) for b in range(BATCHES)]
     rows = spark.read.parquet(str(out)).collect()
     got = [((r.partition, r.sequenceNumber), r.body) for r in rows]

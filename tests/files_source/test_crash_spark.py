@@ -30,6 +30,6 @@ def test_sigkill_mid_stream_then_restart_is_exactly_once(spark: Any, tmp_path: P
     done_before = log_batches(log)
     assert done_before < FILES, "the kill came after the stream had finished"
 
-    crash_drivers.finish(crash_drivers.start("pyfile-source", *args, "availablenow"))
+    crash_drivers.restart_here(spark, "pyfile-source", *args, "availablenow")
     ids = ids_in(spark, out)
     assert ids == list(range(FILES * ROWS)), "rows lost or duplicated across the crash"

@@ -1,8 +1,10 @@
 """Crash drivers: one streaming query per process, so a test can SIGKILL it mid-stream.
 
 A test starts a driver with :func:`start` (``python crash_drivers.py SCENARIO ARGS...`` in its
-own process group, so the kill takes the JVM and its Python workers too), kills it at a chosen
-moment with :func:`kill_when` and restarts it on the same checkpoint with :func:`finish`.
+own process group, so the kill takes the JVM and its Python workers too) and kills it at a
+chosen moment with :func:`kill_when`. The restart on the same checkpoint runs either in another
+driver process (:func:`start`, then :func:`finish`) or, cheaper by a JVM, on the test's own
+session (:func:`restart_here`): a driver other than the killed one either way.
 
 Scenarios:
   pyfile-source SRC LOG OUT CHECKPOINT (continuous|availablenow)   pyfile -> parquet
@@ -66,6 +68,14 @@ def finish(proc: Any, timeout: float = 240) -> None:
     assert proc.returncode == 0, output.decode()[-3000:]
 
 
+def restart_here(
+    spark: Any, scenario: str, *args: object, env: dict[str, str] | None = None
+) -> None:
+    """Run ``scenario`` to its end on ``spark`` (a session of this process), e.g. the restart
+    after a kill; ``env`` holds what :func:`start` would put in the driver's environment."""
+    SCENARIOS[scenario](spark, *map(str, args), env=env or {})
+
+
 def _session(**conf: str) -> Any:
     from pyspark.sql import SparkSession
 
@@ -83,8 +93,9 @@ def _run_available_now(df: Any, sink: str, out: str, checkpoint: str) -> None:
     query.awaitTermination()
 
 
-def pyfile_source(src: str, log: str, out: str, checkpoint: str, mode: str) -> None:
-    spark = _session(**{"spark.sql.shuffle.partitions": "2"})
+def pyfile_source(
+    spark: Any, src: str, log: str, out: str, checkpoint: str, mode: str, env: Any
+) -> None:
     df = (
         spark.readStream.format("pyfile")
         .schema("id BIGINT, name STRING")
@@ -102,13 +113,15 @@ def pyfile_source(src: str, log: str, out: str, checkpoint: str, mode: str) -> N
     else:
         print("STARTED", flush=True)
         writer.trigger(processingTime="0 seconds").start().awaitTermination()
-    spark.stop()
 
 
-def pyfile_sink(out: str, checkpoint: str, total: str, per_batch: str) -> None:
+def pyfile_sink(
+    spark: Any, out: str, checkpoint: str, total: str, per_batch: str, env: Any
+) -> None:
+    # The hooked sink's module must be importable by the session's Python workers: the tests
+    # folder is on their PYTHONPATH only in a process that start() launched.
     from support.crash_hooks import HookedSource
 
-    spark = _session(**{"spark.sql.shuffle.partitions": "2"})
     spark.dataSource.register(HookedSource)
     df = (
         spark.readStream.format("pyrate")
@@ -120,22 +133,19 @@ def pyfile_sink(out: str, checkpoint: str, total: str, per_batch: str) -> None:
         .selectExpr("value AS id")
     )
     _run_available_now(df, "pyfile_hooked", out, checkpoint)
-    spark.stop()
 
 
-def pyeventhub(out: str, checkpoint: str, per_trigger: str) -> None:
+def pyeventhub(spark: Any, out: str, checkpoint: str, per_trigger: str, env: Any) -> None:
     # The connection string travels in the environment, not on a command line others can list.
-    spark = _session(**{"spark.ui.showConsoleProgress": "false"})
     events = (
         spark.readStream.format("pyeventhub")
-        .option("connectionString", os.environ["EH_CONN"])
+        .option("connectionString", env["EH_CONN"])
         .option("startingPosition", "start")
         .option("maxEventsPerTrigger", per_trigger)
         .load()
         .selectExpr("partition", "sequenceNumber", "CAST(body AS STRING) AS body")
     )
     _run_available_now(events, "pyfile", out, checkpoint)
-    spark.stop()
 
 
 SCENARIOS: dict[str, Callable[..., None]] = {
@@ -147,4 +157,6 @@ SCENARIOS: dict[str, Callable[..., None]] = {
 if __name__ == "__main__":
     os.environ["PYSPARK_PYTHON"] = sys.executable
     sys.path.insert(0, str(TESTS))  # for support.crash_hooks
-    SCENARIOS[sys.argv[1]](*sys.argv[2:])
+    session = _session(**{"spark.sql.shuffle.partitions": "2"})
+    SCENARIOS[sys.argv[1]](session, *sys.argv[2:], env=os.environ)
+    session.stop()

@@ -4,10 +4,11 @@ A test that takes the ``session`` fixture runs twice, classic and Connect. Conne
 happens in the client: where option and schema errors arrive, how a failed query reports,
 registration from the client, listeners (they run client-side), values collected and converted
 in the client's time zone. It does not change what the sources and sinks do: their code runs
-in the server's Python workers either way. So every error, secret, registration, listener and
-time-zone test runs both, as does at least one end-to-end stream per source and sink; a test
-that only works a source's semantics harder (parity matrices, restarts, knobs) and needs
-neither of those runs classic only, marked with :data:`CLASSIC_ONLY`.
+in the server's Python workers either way. So every test of where an error reaches the caller,
+of secrets, registration, listeners and time zones runs both, as does at least one end-to-end
+stream per source and sink; a test that only works a source's semantics harder (parity
+matrices, restarts, knobs, how bad events are routed) runs classic only, marked with
+:data:`CLASSIC_ONLY`.
 """
 
 from __future__ import annotations

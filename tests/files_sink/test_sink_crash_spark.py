@@ -35,7 +35,7 @@ def test_sigkill_then_restart_is_exactly_once(spark: Any, tmp_path: Path, stage:
         # The crashed batch left files that no manifest lists.
         assert any(f"-b{CRASH_BATCH}-" in f for f in written_before)
 
-    crash_drivers.finish(crash_drivers.start("pyfile-sink", out, ck, TOTAL, PER_BATCH))
+    crash_drivers.restart_here(spark, "pyfile-sink", out, ck, TOTAL, PER_BATCH)
     assert manifest_names(out) == [str(b) for b in range(TOTAL // PER_BATCH)]
     ids = sorted(r.id for r in spark.read.parquet(str(out)).collect())
     assert ids == list(range(TOTAL)), "rows lost or duplicated across the crash"

@@ -2,13 +2,13 @@
 
 A test starts a driver with :func:`start` (``python crash_drivers.py SCENARIO ARGS...`` in its
 own process group, so the kill takes the JVM and its Python workers too) and kills it at a
-chosen moment with :func:`kill_when`. The restart on the same checkpoint runs either in another
-driver process (:func:`start`, then :func:`finish`) or, cheaper by a JVM, on the test's own
-session (:func:`restart_here`): a driver other than the killed one either way.
+chosen moment with :func:`kill_when`. The restart on the same checkpoint runs on the test's own
+session (:func:`restart_here`): a driver other than the killed one, without the cost of
+another JVM.
 
 Scenarios:
   pyfile-source SRC LOG OUT CHECKPOINT (continuous|availablenow)   pyfile -> parquet
-  pyfile-sink OUT CHECKPOINT TOTAL PER_BATCH   pyrate -> pyfile with crash hooks (SINK_CRASH_*)
+  pyfile-sink OUT CHECKPOINT TOTAL PER_BATCH   pyrate -> pyfile, with crash hooks if SINK_CRASH_AT
   pyeventhub OUT CHECKPOINT PER_TRIGGER        pyeventhub -> pyfile (EH_CONN in the environment)
 """
 
@@ -62,12 +62,6 @@ def kill_when(proc: Any, ready: Callable[[], bool], what: str, timeout: float = 
         proc.wait(30)
 
 
-def finish(proc: Any, timeout: float = 240) -> None:
-    """Wait for a restarted driver to end on its own; it must succeed."""
-    output, _ = proc.communicate(timeout=timeout)
-    assert proc.returncode == 0, output.decode()[-3000:]
-
-
 def restart_here(
     spark: Any, scenario: str, *args: object, env: dict[str, str] | None = None
 ) -> None:
@@ -118,11 +112,14 @@ def pyfile_source(
 def pyfile_sink(
     spark: Any, out: str, checkpoint: str, total: str, per_batch: str, env: Any
 ) -> None:
-    # The hooked sink's module must be importable by the session's Python workers: the tests
-    # folder is on their PYTHONPATH only in a process that start() launched.
-    from support.crash_hooks import HookedSource
+    """pyrate -> the pyfile sink; the hooked sink (crash_hooks) only when a crash point is set,
+    so a restart writes through the real one, as a user's restarted job would."""
+    sink = "pyfile"
+    if env.get("SINK_CRASH_AT"):
+        from support.crash_hooks import HookedSource  # importable by this process's workers
 
-    spark.dataSource.register(HookedSource)
+        spark.dataSource.register(HookedSource)
+        sink = "pyfile_hooked"
     df = (
         spark.readStream.format("pyrate")
         .option("rowsPerBatch", per_batch)
@@ -132,7 +129,7 @@ def pyfile_sink(
         .load()
         .selectExpr("value AS id")
     )
-    _run_available_now(df, "pyfile_hooked", out, checkpoint)
+    _run_available_now(df, sink, out, checkpoint)
 
 
 def pyeventhub(spark: Any, out: str, checkpoint: str, per_trigger: str, env: Any) -> None:

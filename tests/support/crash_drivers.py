@@ -19,7 +19,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +88,7 @@ def _run_available_now(df: Any, sink: str, out: str, checkpoint: str) -> None:
 
 
 def pyfile_source(
-    spark: Any, src: str, log: str, out: str, checkpoint: str, mode: str, env: Any
+    spark: Any, src: str, log: str, out: str, checkpoint: str, mode: str, env: Mapping[str, str]
 ) -> None:
     df = (
         spark.readStream.format("pyfile")
@@ -110,7 +110,7 @@ def pyfile_source(
 
 
 def pyfile_sink(
-    spark: Any, out: str, checkpoint: str, total: str, per_batch: str, env: Any
+    spark: Any, out: str, checkpoint: str, total: str, per_batch: str, env: Mapping[str, str]
 ) -> None:
     """pyrate -> the pyfile sink; the hooked sink (crash_hooks) only when a crash point is set,
     so a restart writes through the real one, as a user's restarted job would."""
@@ -132,7 +132,9 @@ def pyfile_sink(
     _run_available_now(df, sink, out, checkpoint)
 
 
-def pyeventhub(spark: Any, out: str, checkpoint: str, per_trigger: str, env: Any) -> None:
+def pyeventhub(
+    spark: Any, out: str, checkpoint: str, per_trigger: str, env: Mapping[str, str]
+) -> None:
     # The connection string travels in the environment, not on a command line others can list.
     events = (
         spark.readStream.format("pyeventhub")

@@ -355,7 +355,7 @@ class SourceLog:
 
 
 def _owner_alive(record: dict[str, Any]) -> bool:
-    """False only when the owner is known dead (same host, no such process)."""
+    """False only when the owner is known dead (same host, no such process, or a zombie)."""
     pid = int(record.get("pid", 0))
     if record.get("host") != socket.gethostname() or pid <= 0:
         return True
@@ -365,4 +365,21 @@ def _owner_alive(record: dict[str, Any]) -> bool:
         return False
     except (PermissionError, ValueError, OverflowError):
         return True
-    return True
+    return not _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    """Whether ``pid`` has exited but not been reaped yet.
+
+    A SIGKILLed driver's source runner lingers as a zombie until its parent is reaped, for
+    seconds on a loaded host; ``kill(pid, 0)`` still succeeds on it, so without this check a
+    restart right after the crash was refused as if the old query were still running.
+    """
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            fields = stat.read().rsplit(")", 1)[-1].split()
+    except FileNotFoundError:  # reaped since kill(pid, 0), or no /proc (macOS)
+        return os.path.isdir("/proc")
+    except OSError:
+        return False
+    return bool(fields) and fields[0] in ("Z", "X")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -122,6 +125,29 @@ def test_a_second_live_query_is_refused_and_a_dead_owner_is_taken_over(tmp_path:
     text = lease.read_text().replace(f'"pid": {os.getpid()}', '"pid": 999999999')
     lease.write_text(text.replace('"owner": "', '"owner": "dead'))
     SourceLog(location).acquire(60)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="zombies are read from /proc")
+def test_a_killed_owner_not_yet_reaped_is_taken_over(tmp_path: Path) -> None:
+    """A SIGKILLed query's runner is a zombie until reaped; kill(pid, 0) still succeeds on it."""
+    location = resolve(str(tmp_path / "log"))
+    SourceLog(location).acquire(60)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    lease = tmp_path / "log" / "lease.json"
+    text = lease.read_text().replace(f'"pid": {os.getpid()}', f'"pid": {child.pid}')
+    lease.write_text(text.replace('"owner": "', '"owner": "killed'))
+    try:
+        with pytest.raises(SourceLogInUse, match="in use by another running query"):
+            SourceLog(location).acquire(60)  # alive: refused
+        child.kill()
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the killed child never became a zombie"
+            time.sleep(0.01)
+        SourceLog(location).acquire(60)  # killed, not reaped: taken over
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_planning_packs_by_size_and_splits_big_parquet() -> None:

@@ -92,9 +92,17 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             if end < 0:
                 out.append(re.escape(c))
             else:
-                body = pattern[i + 1 : end].replace("\\", "\\\\")
+                raw = pattern[i + 1 : end]
+                if re.search(r"(?<!\\)\[", raw):  # Hadoop's GlobPattern refuses it too
+                    raise ValueError(
+                        f"not a valid glob pattern: '[' inside the character class [{raw}]"
+                    )
+                body = raw.replace("\\", "\\\\")
                 if body.startswith("^") or body.startswith("!"):
                     body = "^" + body[1:]
+                # Literal in a glob class, but "[" (here only after a backslash, which stays
+                # literal too), "&&", "~~" and "||" are future set syntax in a Python class.
+                body = "".join("\\" + ch if ch in "[&~|" else ch for ch in body)
                 out.append(f"[{body}]")
                 i = end
         elif c == "*":

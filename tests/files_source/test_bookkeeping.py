@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,18 @@ def test_hadoop_glob_filter() -> None:
     assert glob_regex("f[0-2].txt").match("f1.txt") and not glob_regex("f[!0-2].txt").match(
         "f1.txt"
     )
+
+
+def test_glob_classes_take_set_operators_literally_and_refuse_a_nested_bracket() -> None:
+    """Python reads "&&", "~~", "||" and "[" in a class as future set syntax (a FutureWarning
+    per pattern); in a glob they are plain characters, and Hadoop refuses a nested "["."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        regex = glob_regex("f[a&&b~~|].txt")
+        assert all(regex.match(f"f{c}.txt") for c in "ab&~|") and not regex.match("fc.txt")
+        assert glob_regex("f[\\[].txt").match("f[.txt")
+    with pytest.raises(ValueError, match=r"'\[' inside the character class \[\[a\]"):
+        glob_regex("f[[a].txt")
 
 
 def test_listing_recurses_skips_hidden_and_filters(tmp_path: Path) -> None:

@@ -68,22 +68,9 @@ def test_shims_and_package_import_without_optional_extras() -> None:
         assert f"('{module}', '{name}')" in out, f"{module} is not importable without extras"
 
 
-@pytest.mark.slow
-def test_zero_touch_registration_on_a_fresh_classic_session() -> None:
-    out = run_python(
-        """
-        from pyspark.sql import SparkSession
-        spark = SparkSession.builder.master("local[1]").getOrCreate()
-        q = (spark.readStream.format("pyrate").option("rowsPerBatch", 5).option("totalRows", 5)
-             .load().writeStream.format("memory").queryName("zt").trigger(availableNow=True).start())
-        q.awaitTermination()
-        print("ROWS", spark.table("zt").count())
-        spark.stop()
-        """
-    )
-    assert "ROWS 5" in out
-
-
+# Zero-touch registration on a fresh classic session is the wheel test's (a fresh process
+# that never imports the package) and every classic test's here (the shared session never
+# calls register()); Connect's local mode needs a process of its own.
 @pytest.mark.slow
 @pytest.mark.connect_default_port
 def test_zero_touch_and_register_on_spark_connect_local() -> None:

@@ -21,7 +21,7 @@ from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))  # for the support package
 
-pytest_plugins = ["pysparksources.emulator.pytest_plugin"]
+pytest_plugins = ["pysparksources.emulator.pytest_plugin", "support.cpu_report"]
 
 os.environ["PYSPARK_PYTHON"] = sys.executable
 

@@ -1,0 +1,121 @@
+"""``--cpu-report=N``: the CPU each test cost, so suite-time work starts from where CPU goes.
+
+The suite is bound by CPU on 2 cores (three pytest-xdist processes share them), so a test's
+wall time says little: it stretches with whatever its neighbours run. This plugin charges each
+test the CPU-seconds its own pytest process tree used from setup to teardown: the process
+itself and every live descendant (its Spark JVMs, Connect server, Spark's Python daemons and
+workers, subprocess drivers), each with the CPU of the children it has reaped. Background work
+of a shared JVM during the test is charged to the test; processes re-parented away from the
+tree (a SIGKILLed driver's JVM) are lost. The numbers travel to the xdist controller in the
+reports' user properties; the summary lists the N costliest tests and the folders' totals.
+
+Linux only (/proc); elsewhere the option prints that it has nothing to report.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+PROPERTY = "cpu-seconds"
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _stat_fields(pid: str) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def tree_cpu_seconds(root: int) -> float | None:
+    """CPU of ``root`` and its live descendants, with the children each has reaped."""
+    if not os.path.isdir("/proc"):
+        return None
+    parents: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        fields = _stat_fields(name)
+        if fields is None:
+            continue
+        # fields[1] is the parent pid; [11]..[14] utime, stime, cutime, cstime
+        parents[int(name)] = int(fields[1])
+        ticks[int(name)] = sum(int(v) for v in fields[11:15])
+    children: dict[int, list[int]] = defaultdict(list)
+    for pid, parent in parents.items():
+        children[parent].append(pid)
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += ticks.get(pid, 0)
+        todo.extend(children.get(pid, ()))
+    return total / _TICKS
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--cpu-report",
+        type=int,
+        default=0,
+        metavar="N",
+        help="charge each test the CPU-seconds of its pytest process tree; list the N costliest",
+    )
+
+
+class CpuReport:
+    """Measures in the process that runs tests; summarizes in the one that reports."""
+
+    def __init__(self, top: int) -> None:
+        self.top = top
+        self.started: dict[str, float] = {}
+        self.costs: dict[str, float] = {}
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        now = tree_cpu_seconds(os.getpid())
+        if now is not None:
+            self.started[item.nodeid] = now
+
+    @pytest.hookimpl(hookwrapper=True, trylast=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Iterator[None]:
+        yield
+        start = self.started.pop(item.nodeid, None)
+        end = tree_cpu_seconds(os.getpid())
+        if start is not None and end is not None:
+            item.user_properties.append((PROPERTY, round(end - start, 2)))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "teardown":
+            for key, value in report.user_properties:
+                if key == PROPERTY and isinstance(value, (int, float)):
+                    self.costs[report.nodeid] = float(value)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        terminalreporter.section(f"CPU-seconds per test (top {self.top})")
+        if not self.costs:
+            terminalreporter.write_line("nothing measured (needs Linux's /proc)")
+            return
+        ranked = sorted(self.costs.items(), key=lambda kv: -kv[1])
+        for nodeid, seconds in ranked[: self.top]:
+            terminalreporter.write_line(f"{seconds:8.1f}  {nodeid}")
+        folders: dict[str, list[float]] = defaultdict(list)
+        for nodeid, seconds in self.costs.items():
+            folders[nodeid.split("::")[0].rsplit("/", 1)[0]].append(seconds)
+        terminalreporter.write_line("by folder (CPU-s, tests):")
+        for folder, values in sorted(folders.items(), key=lambda kv: -sum(kv[1])):
+            terminalreporter.write_line(f"{sum(values):8.1f}  {len(values):4d}  {folder}")
+        total = sum(self.costs.values())
+        terminalreporter.write_line(f"{total:8.1f}  {len(self.costs):4d}  all tests")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    top = config.getoption("--cpu-report")
+    if top > 0:
+        config.pluginmanager.register(CpuReport(top), "cpu-report")

@@ -1,5 +1,5 @@
-"""Shared fixtures: one classic local[2] session and one Spark Connect server per test run,
-and the package's Event Hubs emulator fixtures. Helpers shared by the folders live in
+"""Shared fixtures: one classic local[2] session per pytest process, one Spark Connect server per
+run, and the package's Event Hubs emulator fixtures. Helpers shared by the folders live in
 ``tests/support``; test modules never import each other (checked at session start).
 """
 
@@ -32,6 +32,8 @@ settings.register_profile("long", max_examples=20_000, deadline=None, print_blob
 settings.load_profile("ci")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
+from support import shared_connect  # noqa: E402  (needs the path above)
+
 
 def _test_spark_layout() -> None:
     """Spark processes of this run import the installed PySpark and start lean JVMs (see
@@ -50,6 +52,9 @@ def _test_spark_layout() -> None:
 
 
 _test_spark_layout()
+# The run's shared folder (the Connect server's state) is made in its first process, before
+# pytest-xdist starts the workers, which inherit it.
+shared_connect.run_folder()
 
 
 CONNECT_FIXTURES = {"connect_spark", "cluster_connect", "bare_connect"}
@@ -226,12 +231,12 @@ def spark() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from support.spark_processes import ConnectServer
-
-    server = ConnectServer(tmp_path_factory.mktemp("connect"))
-    yield server
-    server.stop()
+def connect_server() -> Iterator[Any]:
+    """The run's Spark Connect server, shared by its pytest-xdist processes (see
+    support/shared_connect.py)."""
+    user = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with shared_connect.shared_connect_server(user) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

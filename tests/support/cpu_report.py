@@ -3,11 +3,14 @@
 The suite is bound by CPU on 2 cores (three pytest-xdist processes share them), so a test's
 wall time says little: it stretches with whatever its neighbours run. This plugin charges each
 test the CPU-seconds its own pytest process tree used from setup to teardown: the process
-itself and every live descendant (its Spark JVMs, Connect server, Spark's Python daemons and
-workers, subprocess drivers), each with the CPU of the children it has reaped. Background work
-of a shared JVM during the test is charged to the test; processes re-parented away from the
-tree (a SIGKILLed driver's JVM) are lost. The numbers travel to the xdist controller in the
-reports' user properties; the summary lists the N costliest tests and the folders' totals.
+itself and every live descendant (its Spark JVMs, Spark's Python daemons and workers,
+subprocess drivers), each with the CPU of the children it has reaped. Background work of a
+shared JVM during the test is charged to the test; processes re-parented away from the tree (a
+SIGKILLed driver's JVM) are lost. The run's one Connect server (support/shared_connect.py) sits
+in the tree of the process that started it: its work for every process is charged to that
+process's tests, and its exit shows as a negative figure there. The numbers travel to the
+xdist controller in the reports' user properties; the summary lists the N costliest tests and
+the folders' totals.
 
 Linux only (/proc); elsewhere the option prints that it has nothing to report.
 """

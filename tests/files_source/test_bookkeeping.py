@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxBytes, ReadMaxFiles
+from support.processes import process_state
 
 from pysparksources.files._admission import Admission, take_by_bytes
 from pysparksources.files._filesystem import resolve
@@ -154,7 +155,7 @@ def test_a_killed_owner_not_yet_reaped_is_taken_over(tmp_path: Path) -> None:
             SourceLog(location).acquire(60)  # alive: refused
         child.kill()
         deadline = time.monotonic() + 10
-        while Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        while process_state(child.pid) != "Z":
             assert time.monotonic() < deadline, "the killed child never became a zombie"
             time.sleep(0.01)
         SourceLog(location).acquire(60)  # killed, not reaped: taken over

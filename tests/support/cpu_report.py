@@ -24,42 +24,19 @@ from typing import Any
 
 import pytest
 
+from support.processes import descendants, process_table
+
 PROPERTY = "cpu-seconds"
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _stat_fields(pid: str) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
-            return stat.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-
-
 def tree_cpu_seconds(root: int) -> float | None:
     """CPU of ``root`` and its live descendants, with the children each has reaped."""
-    if not os.path.isdir("/proc"):
+    table = process_table()
+    if root not in table:  # no /proc
         return None
-    parents: dict[int, int] = {}
-    ticks: dict[int, int] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        fields = _stat_fields(name)
-        if fields is None:
-            continue
-        # fields[1] is the parent pid; [11]..[14] utime, stime, cutime, cstime
-        parents[int(name)] = int(fields[1])
-        ticks[int(name)] = sum(int(v) for v in fields[11:15])
-    children: dict[int, list[int]] = defaultdict(list)
-    for pid, parent in parents.items():
-        children[parent].append(pid)
-    total, todo = 0, [root]
-    while todo:
-        pid = todo.pop()
-        total += ticks.get(pid, 0)
-        todo.extend(children.get(pid, ()))
-    return total / _TICKS
+    pids = descendants(root, table) | {root}
+    return sum(table[pid].cpu_ticks for pid in pids) / _TICKS
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

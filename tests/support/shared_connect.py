@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from support.processes import process_state
 from support.spark_processes import ConnectServer
 
 STATE, LOCK = "connect-server.json", "connect-server.lock"
@@ -39,7 +40,8 @@ _STARTED: list[ConnectServer] = []
 
 @dataclass(frozen=True)
 class RunningConnectServer:
-    """What tests read of a server: where to connect, its log and its working directory."""
+    """What tests read of a server: where to connect, and its log (whose folder is the
+    server's working directory)."""
 
     url: str
     log: Path
@@ -58,11 +60,7 @@ def _locked(root: Path) -> Iterator[None]:
 
 def _running(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie left by an exited starter does not)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return False
+    return process_state(pid) not in (None, "Z", "X")
 
 
 def _stop(pid: int, timeout: float = 60) -> None:
@@ -110,7 +108,11 @@ def shared_connect_server(user: str) -> Iterator[RunningConnectServer]:
             workdir.mkdir()
             server = ConnectServer(workdir)
             _STARTED.append(server)
-            state = {"url": server.url, "log": str(server.log), "pid": server.proc.pid, "users": []}
+            # Processes still registered with a server that died stay registered, so the last
+            # of them to leave stops this one.
+            users = state["users"] if state is not None else []
+            state = {"url": server.url, "log": str(server.log), "pid": server.proc.pid}
+            state["users"] = users
         state["users"].append(user)
         state_file.write_text(json.dumps(state))
     try:

@@ -6,11 +6,8 @@ run, and the package's Event Hubs emulator fixtures. Helpers shared by the folde
 from __future__ import annotations
 
 import ast
-import atexit
 import os
-import shutil
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,19 +33,18 @@ from support import shared_connect  # noqa: E402  (needs the path above)
 
 
 def _test_spark_layout() -> None:
-    """Spark processes of this run import the installed PySpark and start lean JVMs (see
-    support/spark_home.py); a SPARK_CONF_DIR you set yourself wins over the lean one."""
-    from support.spark_home import lean_jvm_conf, zip_free_spark_home
+    """Spark processes of this run import the installed PySpark and start lean JVMs that share
+    one class archive (see support/spark_home.py); a SPARK_CONF_DIR you set yourself wins."""
+    if "SPARK_CONF_DIR" in os.environ:
+        return
+    from support.spark_home import run_layout
 
     from pysparksources._local_spark import spark_home
 
-    root = Path(tempfile.mkdtemp(prefix="pysparksources-tests-"))
-    atexit.register(shutil.rmtree, root, ignore_errors=True)
-    mirror = zip_free_spark_home(spark_home(), root)
-    if mirror is not None:
-        os.environ["SPARK_HOME"] = str(mirror)
-    if "SPARK_CONF_DIR" not in os.environ:
-        os.environ["SPARK_CONF_DIR"] = str(lean_jvm_conf(root))
+    user_options = os.environ.get("SPARK_SUBMIT_OPTS", "")
+    os.environ.update(run_layout(spark_home()))
+    if user_options:
+        os.environ["SPARK_SUBMIT_OPTS"] += " " + user_options
 
 
 _test_spark_layout()

@@ -12,32 +12,96 @@ cluster and wheel tests keep Spark's own layout (``users_worker_env``): a packed
 PySpark relies on the zip. ``PYSPARKSOURCES_TEST_PYSPARK_ZIP=1`` keeps Spark's layout
 everywhere.
 
-``lean_jvm_conf`` is the run's SPARK_CONF_DIR: its ``java-opts``, which Spark's launcher adds to
-every JVM it builds (drivers, Connect servers, the cluster's master, workers and executors;
-SPARK_SUBMIT_OPTS reaches drivers only), has them compile with C1 only and collect with the
-serial collector. The test JVMs live for minutes and run small jobs: that took 10 s of JVM CPU
-for a session that ran one stream and a parquet round trip, where the default JIT and collector
-took 20-24 s, leaving the cores to Spark's Python workers (and their 10 s connect-back
-deadline) when several pytest processes share 2 cores. Results do not change; ``pysparksources
-bench`` never runs with it.
+The JVMs of a run compile with C1 only and collect with the serial collector: the test JVMs
+live for minutes and run small jobs, and that took 10 s of JVM CPU for a session that ran one
+stream and a parquet round trip, where the default JIT and collector took 20-24 s. They also map
+a class-data-sharing archive of Spark's classes (support/jvm_archive.py). Both reach drivers and
+Connect servers through SPARK_SUBMIT_OPTS, because the archive needs SPARK_CONF_DIR (which Spark
+puts on the class path) to be an empty folder; the standalone cluster's daemons and executors
+get the lean options from a ``java-opts`` file instead (``lean_jvm_conf``). Results do not
+change; ``pysparksources bench`` never runs with any of it.
+
+``run_layout`` builds all of it once per virtual environment and Spark version, in
+``<venv>/pysparksources-tests`` (a temporary folder outside a virtual environment).
 """
 
 from __future__ import annotations
 
+import atexit
+import fcntl
 import os
+import shutil
+import sys
+import tempfile
 import zipfile
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from support.jvm_archive import archive_options, fingerprint
 
 KEEP_ZIP_VARIABLE = "PYSPARKSOURCES_TEST_PYSPARK_ZIP"
 LEAN_CONF_NAME = "lean-jvm-conf"
+EMPTY_CONF_NAME = "empty-conf"
+LEAN_CONF_VARIABLE = "PYSPARKSOURCES_TEST_LEAN_CONF"  # the cluster daemons' SPARK_CONF_DIR
 LEAN_JAVA_OPTS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+
+
+def run_layout(installed: Path) -> dict[str, str]:
+    """The environment of this run's Spark processes (SPARK_HOME, SPARK_CONF_DIR, options)."""
+    keep_zip = os.environ.get(KEEP_ZIP_VARIABLE) == "1"
+    key = fingerprint(installed, (*LEAN_JAVA_OPTS, f"zip={keep_zip}"))
+    base = _layouts_folder()
+    folder = base / key
+    folder.mkdir(parents=True, exist_ok=True)
+    with _locked(folder / ".lock"):
+        mirror: Path | None = folder / "spark-home"
+        if keep_zip:
+            mirror = None
+        elif not mirror.is_dir():
+            mirror = zip_free_spark_home(installed, folder)
+        home = mirror or installed
+        conf = folder / EMPTY_CONF_NAME
+        conf.mkdir(exist_ok=True)
+        lean = folder / LEAN_CONF_NAME
+        if not lean.is_dir():
+            lean_jvm_conf(folder)
+        archive = archive_options(folder, home, conf, LEAN_JAVA_OPTS)
+    for old in base.iterdir():  # layouts of an earlier Spark or JDK
+        if old.is_dir() and old.name != key:
+            shutil.rmtree(old, ignore_errors=True)
+    env = {
+        "SPARK_CONF_DIR": str(conf),
+        "SPARK_SUBMIT_OPTS": " ".join([*LEAN_JAVA_OPTS, *archive]),
+        LEAN_CONF_VARIABLE: str(lean),
+    }
+    return env | ({"SPARK_HOME": str(mirror)} if mirror is not None else {})
+
+
+def _layouts_folder() -> Path:
+    if sys.prefix != sys.base_prefix and os.access(sys.prefix, os.W_OK):
+        return Path(sys.prefix) / "pysparksources-tests"
+    root = Path(tempfile.mkdtemp(prefix="pysparksources-tests-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return root
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Serialise the processes of a run (and concurrent runs) that build one layout."""
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def lean_jvm_conf(root: Path) -> Path:
     """A Spark conf folder under ``root`` holding only ``java-opts`` with LEAN_JAVA_OPTS."""
     conf = root / LEAN_CONF_NAME
-    conf.mkdir()
+    conf.mkdir(exist_ok=True)
     (conf / "java-opts").write_text(" ".join(LEAN_JAVA_OPTS) + "\n")
     return conf
 

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -114,8 +114,17 @@ class StandaloneCluster:
     are its children.
     """
 
-    def __init__(self, workdir: Path, workers: int = 2, memory: str = "2g") -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        workers: int = 2,
+        memory: str = "2g",
+        daemon_env: Mapping[str, str] | None = None,
+    ) -> None:
         self.workdir = workdir
+        # Set for the master and every worker (restarted ones too), and so for the executors
+        # the workers start: e.g. a SPARK_CONF_DIR whose java-opts the executors should get.
+        self.daemon_env = dict(daemon_env or {})
         self.port = free_port()
         self.ui_port = free_port()
         self.master = self._start(
@@ -150,7 +159,7 @@ class StandaloneCluster:
                 [str(spark_home() / "bin" / "spark-class"), *args],
                 stdout=out,
                 stderr=subprocess.STDOUT,
-                env=worker_env(),
+                env=worker_env() | self.daemon_env,
                 cwd=self.workdir,
                 start_new_session=True,
             )

@@ -137,6 +137,15 @@ def _run_order(item: pytest.Item) -> tuple[int, int]:
 SERVER_MARKERS = {"spark", "connect", "cluster", "wheel", "emulator"}
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A run that will start Spark starts building the JVMs' class archive, if it is missing."""
+    starts_spark = ("spark", "connect", "cluster")
+    if any(item.get_closest_marker(m) for item in session.items for m in starts_spark):
+        from support.spark_home import start_archive_build
+
+        start_archive_build()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """Fail a test without a server marker that starts Spark or the emulator itself."""

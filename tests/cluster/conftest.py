@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
 
 import pytest
@@ -68,28 +67,14 @@ _SHARED: dict[str, SharedApplication[Any]] = {}
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
     # The daemons, and the executors they start, read the lean JVM options from a java-opts
     # file (SPARK_SUBMIT_OPTS reaches only drivers; see support/spark_home.py).
-    with _conf_dir(os.environ.get(LEAN_CONF_VARIABLE)):
-        started = StandaloneCluster(tmp_path_factory.mktemp("cluster"))
+    lean = os.environ.get(LEAN_CONF_VARIABLE)
+    daemon_env = {"SPARK_CONF_DIR": lean} if lean is not None else {}
+    started = StandaloneCluster(tmp_path_factory.mktemp("cluster"), daemon_env=daemon_env)
     yield started
     for shared in _SHARED.values():
         shared.close()
     _SHARED.clear()
     started.stop()
-
-
-@contextmanager
-def _conf_dir(conf: str | None) -> Iterator[None]:
-    """SPARK_CONF_DIR is ``conf`` for the processes started meanwhile (unchanged if None)."""
-    before = os.environ.get("SPARK_CONF_DIR")
-    if conf is not None:
-        os.environ["SPARK_CONF_DIR"] = conf
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("SPARK_CONF_DIR", None)
-        else:
-            os.environ["SPARK_CONF_DIR"] = before
 
 
 def _shared(name: str, application: SharedApplication[App]) -> App:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.processes import command_line
+from support.spark_home import LEAN_CONF_VARIABLE, LEAN_JAVA_OPTS
 from support.spark_processes import StandaloneCluster
 from support.streams import collect_rows, data_batches, to_parquet, wait_for_batches
 
@@ -42,3 +45,6 @@ def test_pyrate_to_parquet_survives_a_killed_worker_exactly_once(
         cluster.restart_worker(0)
     values = [r[0] for r in collect_rows(cluster_connect, tmp_path / "out", "value")]
     assert values == list(range(total))  # every row once: none lost, none duplicated
+    if LEAN_CONF_VARIABLE in os.environ:  # a restarted worker keeps the lean JVM options
+        restarted = command_line(cluster.workers[0].pid)
+        assert all(option in restarted for option in LEAN_JAVA_OPTS), restarted

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.cluster_drivers import ClassicDriver, pyrate_on_cluster
+from support.processes import command_line
+from support.spark_home import LEAN_CONF_VARIABLE, LEAN_JAVA_OPTS
 from support.spark_processes import StandaloneCluster
 
 pytestmark = pytest.mark.cluster
@@ -16,6 +19,22 @@ def test_both_workers_registered(cluster: StandaloneCluster) -> None:
     state = cluster.state()
     assert state["aliveworkers"] == 2
     assert all(w["cores"] == 1 for w in state["workers"])
+
+
+@pytest.mark.skipif(
+    LEAN_CONF_VARIABLE not in os.environ, reason="your own SPARK_CONF_DIR is used as it is"
+)
+def test_the_daemons_and_a_restarted_worker_run_the_lean_jvm_options(
+    cluster: StandaloneCluster,
+) -> None:
+    """The executors get their JVM options from their worker's SPARK_CONF_DIR; a worker
+    restarted without it makes every later executor run the default JIT and collector (a run
+    lost about 150 CPU-seconds that way before the cluster kept its daemon_env)."""
+    for daemon in [cluster.master, *cluster.workers]:
+        args = command_line(daemon.pid)
+        assert all(option in args for option in LEAN_JAVA_OPTS), args
+        assert f"{os.environ[LEAN_CONF_VARIABLE]}/" in args[args.index("-cp") + 1], args
+    assert cluster.daemon_env == {"SPARK_CONF_DIR": os.environ[LEAN_CONF_VARIABLE]}
 
 
 def test_pyrate_classic_driver_uses_both_executors(

@@ -39,13 +39,29 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from support.jvm_archive import archive_options, fingerprint
+from support.jvm_archive import archive_options, fingerprint, start_build
 
 KEEP_ZIP_VARIABLE = "PYSPARKSOURCES_TEST_PYSPARK_ZIP"
 LEAN_CONF_NAME = "lean-jvm-conf"
 EMPTY_CONF_NAME = "empty-conf"
 LEAN_CONF_VARIABLE = "PYSPARKSOURCES_TEST_LEAN_CONF"  # the cluster daemons' SPARK_CONF_DIR
 LEAN_JAVA_OPTS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+LAYOUT_VARIABLE = "PYSPARKSOURCES_TEST_LAYOUT"  # the folder run_layout built
+
+
+def start_archive_build() -> None:
+    """Start building the run's class archive (support/jvm_archive.py) if it is missing."""
+    folder = os.environ.get(LAYOUT_VARIABLE)
+    if folder is not None:
+        conf = Path(os.environ["SPARK_CONF_DIR"])
+        home = Path(os.environ.get("SPARK_HOME") or _installed_spark_home())
+        start_build(Path(folder), home, conf, LEAN_JAVA_OPTS)
+
+
+def _installed_spark_home() -> Path:
+    from pysparksources._local_spark import spark_home
+
+    return spark_home()
 
 
 def run_layout(installed: Path) -> dict[str, str]:
@@ -61,20 +77,19 @@ def run_layout(installed: Path) -> dict[str, str]:
             mirror = None
         elif not mirror.is_dir():
             mirror = zip_free_spark_home(installed, folder)
-        home = mirror or installed
         conf = folder / EMPTY_CONF_NAME
         conf.mkdir(exist_ok=True)
         lean = folder / LEAN_CONF_NAME
         if not lean.is_dir():
             lean_jvm_conf(folder)
-        archive = archive_options(folder, home, conf, LEAN_JAVA_OPTS)
     for old in base.iterdir():  # layouts of an earlier Spark or JDK
         if old.is_dir() and old.name != key:
             shutil.rmtree(old, ignore_errors=True)
     env = {
         "SPARK_CONF_DIR": str(conf),
-        "SPARK_SUBMIT_OPTS": " ".join([*LEAN_JAVA_OPTS, *archive]),
+        "SPARK_SUBMIT_OPTS": " ".join([*LEAN_JAVA_OPTS, *archive_options(folder)]),
         LEAN_CONF_VARIABLE: str(lean),
+        LAYOUT_VARIABLE: str(folder),
     }
     return env | ({"SPARK_HOME": str(mirror)} if mirror is not None else {})
 

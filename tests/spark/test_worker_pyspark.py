@@ -40,7 +40,9 @@ def test_python_workers_import_the_installed_pyspark(spark: Any) -> None:
 def test_the_session_jvm_is_lean_and_its_class_path_maps_the_class_archive(spark: Any) -> None:
     jvms = {pid: command_line(pid) for pid in java_descendants()}
     assert jvms, "no JVM below this pytest process although its session is running"
-    lean = [args for args in jvms.values() if all(option in args for option in LEAN_JAVA_OPTS)]
+    # Not the JVM that builds the archive, which this process may have started.
+    sessions = [args for args in jvms.values() if "pyspark-shell" in args]
+    lean = [args for args in sessions if all(option in args for option in LEAN_JAVA_OPTS)]
     assert lean, f"no JVM runs with {LEAN_JAVA_OPTS}: SPARK_SUBMIT_OPTS did not reach it"
     given = [arg for arg in lean[0] if arg.startswith("-XX:SharedArchiveFile=")]
     assert given, "the session's JVM was not given the class archive (support/jvm_archive.py)"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from support.processes import command_line
-from support.spark_home import LEAN_CONF_VARIABLE, LEAN_JAVA_OPTS
+from support.spark_home import LEAN_CONF_VARIABLE, runs_lean
 from support.spark_processes import StandaloneCluster
 from support.streams import collect_rows, data_batches, to_parquet, wait_for_batches
 
@@ -47,4 +47,4 @@ def test_pyrate_to_parquet_survives_a_killed_worker_exactly_once(
     assert values == list(range(total))  # every row once: none lost, none duplicated
     if LEAN_CONF_VARIABLE in os.environ:  # a restarted worker keeps the lean JVM options
         restarted = command_line(cluster.workers[0].pid)
-        assert all(option in restarted for option in LEAN_JAVA_OPTS), restarted
+        assert runs_lean(restarted), restarted

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from support.cluster_drivers import ClassicDriver, pyrate_on_cluster
 from support.processes import command_line
-from support.spark_home import LEAN_CONF_VARIABLE, LEAN_JAVA_OPTS
+from support.spark_home import LEAN_CONF_VARIABLE, runs_lean
 from support.spark_processes import StandaloneCluster
 
 pytestmark = pytest.mark.cluster
@@ -32,7 +32,7 @@ def test_the_daemons_and_a_restarted_worker_run_the_lean_jvm_options(
     lost about 150 CPU-seconds that way before the cluster kept its daemon_env)."""
     for daemon in [cluster.master, *cluster.workers]:
         args = command_line(daemon.pid)
-        assert all(option in args for option in LEAN_JAVA_OPTS), args
+        assert runs_lean(args), args
         assert f"{os.environ[LEAN_CONF_VARIABLE]}/" in args[args.index("-cp") + 1], args
     assert cluster.daemon_env == {"SPARK_CONF_DIR": os.environ[LEAN_CONF_VARIABLE]}
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from support.processes import command_line, java_descendants
-from support.spark_home import EMPTY_CONF_NAME, KEEP_ZIP_VARIABLE, LEAN_JAVA_OPTS
+from support.spark_home import EMPTY_CONF_NAME, KEEP_ZIP_VARIABLE, LEAN_JAVA_OPTS, runs_lean
 
 
 @pytest.mark.skipif(os.environ.get(KEEP_ZIP_VARIABLE) == "1", reason="Spark's layout was asked for")
@@ -42,7 +42,7 @@ def test_the_session_jvm_is_lean_and_its_class_path_maps_the_class_archive(spark
     assert jvms, "no JVM below this pytest process although its session is running"
     # Not the JVM that builds the archive, which this process may have started.
     sessions = [args for args in jvms.values() if "pyspark-shell" in args]
-    lean = [args for args in sessions if all(option in args for option in LEAN_JAVA_OPTS)]
+    lean = [args for args in sessions if runs_lean(args)]
     assert lean, f"no JVM runs with {LEAN_JAVA_OPTS}: SPARK_SUBMIT_OPTS did not reach it"
     given = [arg for arg in lean[0] if arg.startswith("-XX:SharedArchiveFile=")]
     assert given, "the session's JVM was not given the class archive (support/jvm_archive.py)"

@@ -40,9 +40,9 @@ QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")  # a mismatched archive is sk
 
 def fingerprint(spark_home: Path, java_options: tuple[str, ...]) -> str:
     """What the archive depends on: the JVM binary, Spark's jars, the options it was built with."""
-    java = shutil.which("java") or "java"
-    parts = [os.path.realpath(java), *java_options]
-    for path in [Path(os.path.realpath(java)), *sorted((spark_home / "jars").glob("*.jar"))]:
+    java = Path(os.path.realpath(shutil.which("java") or "java"))
+    parts = [str(java), *java_options]
+    for path in [java, *sorted((spark_home / "jars").glob("*.jar"))]:
         stat = path.stat()
         parts.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
@@ -94,16 +94,10 @@ def _builder_alive(guard: Path) -> bool:
 def _build(archive: Path, spark_home: Path, conf: Path, java_options: tuple[str, ...]) -> bool:
     partial = archive.with_suffix(".partial")
     partial.unlink(missing_ok=True)
-    connect_markers = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")
-    env = {k: v for k, v in os.environ.items() if k not in connect_markers}
+    from pysparksources._local_spark import worker_env
+
+    env = worker_env() | {"SPARK_HOME": str(spark_home), "SPARK_CONF_DIR": str(conf)}
     env.pop("SPARK_SUBMIT_OPTS", None)
-    env |= {
-        "SPARK_HOME": str(spark_home),
-        "SPARK_CONF_DIR": str(conf),
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_DRIVER_PYTHON": sys.executable,
-    }
-    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     options = " ".join([*java_options, f"-XX:ArchiveClassesAtExit={partial}", *QUIET])
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="pysparksources-cds-") as work:

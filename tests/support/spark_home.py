@@ -79,9 +79,7 @@ def run_layout(installed: Path) -> dict[str, str]:
             mirror = zip_free_spark_home(installed, folder)
         conf = folder / EMPTY_CONF_NAME
         conf.mkdir(exist_ok=True)
-        lean = folder / LEAN_CONF_NAME
-        if not lean.is_dir():
-            lean_jvm_conf(folder)
+        lean = lean_jvm_conf(folder)
     for old in base.iterdir():  # layouts of an earlier Spark or JDK
         if old.is_dir() and old.name != key:
             shutil.rmtree(old, ignore_errors=True)
@@ -111,6 +109,11 @@ def _locked(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def runs_lean(args: list[str]) -> bool:
+    """Whether a JVM's command line carries LEAN_JAVA_OPTS."""
+    return all(option in args for option in LEAN_JAVA_OPTS)
 
 
 def lean_jvm_conf(root: Path) -> Path:

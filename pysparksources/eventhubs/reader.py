@@ -29,6 +29,7 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from pysparksources._offsets import canonical_offset, checked_ints, offset_error
+from pysparksources._worker_gc import freeze_imports
 from pysparksources.eventhubs import _task_stats as task_stats
 from pysparksources.eventhubs._admission import TriggerGate, next_end
 from pysparksources.eventhubs._arrowize import to_record_batch
@@ -288,6 +289,7 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, EventHubPartition):
             return iter(())  # Spark's placeholder when the plan holds no partitions
+        freeze_imports()
         return read_partition(partition)
 
     def commit(self, end: Offset) -> None:
@@ -323,6 +325,7 @@ class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, EventHubPartition):
             return iter(())  # Spark's placeholder when the plan holds no partitions
+        freeze_imports()
         return read_partition(partition)
 
 

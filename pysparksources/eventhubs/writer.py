@@ -24,6 +24,7 @@ from pyspark.sql.datasource import (
 
 from pysparksources._arrow import spark_arrow_schema
 from pysparksources._options import OptionError
+from pysparksources._worker_gc import freeze_imports
 from pysparksources.eventhubs._avro_write import with_schema_id
 from pysparksources.eventhubs._schema_registry import RegistryError
 from pysparksources.eventhubs._send import send_record_batches
@@ -75,6 +76,7 @@ class _Writer:
         self._config = _config(options, schema, overwrite)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> EventsSent:
+        freeze_imports()
         stats = send_record_batches(self._config, iterator)
         return EventsSent(stats.events, stats.batches, stats.retries)
 

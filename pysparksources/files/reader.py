@@ -34,6 +34,7 @@ from pyspark.sql.streaming.datasource import (
 from pysparksources._arrow import spark_arrow_schema
 from pysparksources._offsets import canonical_offset, checked_ints, offset_error
 from pysparksources._options import OptionError
+from pysparksources._worker_gc import freeze_imports
 from pysparksources.files._admission import Admission
 from pysparksources.files._clean import SourceCleaner
 from pysparksources.files._filesystem import FileLocation, exclusive_create_problem
@@ -484,6 +485,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, FilePartition)
+        freeze_imports()
         return read_partition(partition)
 
     def commit(self, end: Offset) -> None:
@@ -566,6 +568,7 @@ class FileBatchReader(DataSourceReader):  # type: ignore[misc]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, FilePartition)
+        freeze_imports()
         return read_partition(partition)
 
 

@@ -30,6 +30,7 @@ from pyspark.sql.datasource import (
 
 from pysparksources._arrow import spark_arrow_schema
 from pysparksources._options import OptionError
+from pysparksources._worker_gc import freeze_imports
 from pysparksources.files._formats_write import PartFile, check_schema, file_suffix
 from pysparksources.files._hive import split_by_partition
 from pysparksources.files._listing import is_hidden
@@ -229,6 +230,7 @@ class FileStreamWriter(DataSourceStreamArrowWriter):  # type: ignore[misc]
     def write(self, iterator: Iterator[pa.RecordBatch]) -> FilesWritten:
         from pyspark import TaskContext
 
+        freeze_imports()
         context = TaskContext.get()
         raw = context.getLocalProperty("streaming.sql.batchId") if context else None
         batch_id = int(raw) if raw is not None else None
@@ -301,6 +303,7 @@ class FileBatchWriter(DataSourceArrowWriter):  # type: ignore[misc]
         return f"{self.config.location.path}/{STAGING_DIR}/{self.job}"
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> FilesWritten:
+        freeze_imports()
         _, stem = _task_stem(None)
         files = _write_all(self.config, self.schema, self._staging, stem, iterator)
         return FilesWritten(None, files)

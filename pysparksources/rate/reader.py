@@ -20,6 +20,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
+from pysparksources._worker_gc import freeze_imports
 from pysparksources.rate._generate import generate
 from pysparksources.rate.options import RateConfig
 from pysparksources.rate.planning import Offset, Planner, RateSlice, make_planner
@@ -91,6 +92,7 @@ class RateStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, RateSlice)
+        freeze_imports()
         return generate(partition)
 
     def commit(self, end: Offset) -> None:
@@ -110,4 +112,5 @@ class RateBatchReader(DataSourceReader):  # type: ignore[misc]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, RateSlice)
+        freeze_imports()
         return generate(partition)

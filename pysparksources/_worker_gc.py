@@ -1,0 +1,34 @@
+"""Keep the garbage collection PySpark runs after every task of a Python worker cheap.
+
+A reused PySpark worker calls ``gc.collect()`` after each task. A full collection walks every
+object the collector tracks, and a worker holds about 65,000 of them once PySpark, pyarrow and
+numpy are imported: 30-40 ms of CPU per task on an idle machine, plus, in a freshly forked
+worker, copying every memory page it shares with the daemon it was forked from. Almost all of
+those objects are imported modules that live as long as the process.
+
+:func:`freeze_imports` moves the objects alive at the start of a task into the collector's
+permanent generation (``gc.freeze``), so the collections after each task walk only what later
+tasks create. It freezes again only when modules were imported since the last time, so
+the frozen set stays the process's imports plus the few objects of the tasks that triggered a
+freeze. Frozen objects are still freed when their reference count drops to zero; only
+reference cycles among them are never reclaimed. Measured: a 60-batch, 4-partition pyrate
+stream on 2 cores took 49-51 CPU-seconds without it, 33 with it (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+
+__all__ = ["freeze_imports"]
+
+_modules_when_frozen = -1
+
+
+def freeze_imports() -> None:
+    """Freeze the worker's objects if modules were imported since the last freeze."""
+    global _modules_when_frozen
+    loaded = len(sys.modules)
+    if loaded != _modules_when_frozen:
+        gc.freeze()
+        _modules_when_frozen = loaded

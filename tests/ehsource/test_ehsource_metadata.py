@@ -232,9 +232,9 @@ def test_a_new_receiver_does_not_wait_for_a_management_request(
 def test_a_parked_receiver_that_spins_after_the_service_vanishes_is_closed(
     eventhubs_emulator: EventHubsEmulator,
 ) -> None:
-    # Once the service is gone, the SDK's receive loop retries without pausing (about a fifth
-    # of a core). A parked receiver doing that is closed within seconds, not after
-    # receiverIdleTimeout; an idle receiver on a healthy connection is kept.
+    # Once the service is gone, the SDK's receive loop retries without pausing (a full core).
+    # A parked receiver doing that is closed within seconds, not after receiverIdleTimeout; an
+    # idle receiver on a healthy connection is kept.
     from pysparksources.eventhubs._receivers import PositionedReceiver, reap_once, release
 
     conn = eventhubs_emulator.connection_string("test")
@@ -244,14 +244,14 @@ def test_a_parked_receiver_that_spins_after_the_service_vanishes_is_closed(
     try:
         assert receiver.first_event(timeout=5.0) is not None
         release(receiver, ok=True)
-        for _ in range(6):
-            time.sleep(1.0)
+        for _ in range(24):  # the reaper's rounds: 4 a second
+            time.sleep(0.25)
             assert receiver not in reap_once(), "a healthy idle receiver was closed"
         eventhubs_emulator.stop()
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 10
         while receiver not in reap_once():
-            assert time.monotonic() < deadline, "the spinning receiver was not closed in 30 s"
-            time.sleep(1.0)
+            assert time.monotonic() < deadline, "the spinning receiver was not closed in 10 s"
+            time.sleep(0.25)
         assert not receiver.alive
     finally:
         receiver.close()

@@ -22,6 +22,7 @@ from support.cluster_drivers import (
     ClassicDriver,
     send_numbered,
 )
+from support.compiled_zips import cluster_spark_home
 from support.spark_home import LEAN_CONF_VARIABLE
 from support.spark_processes import ConnectServer, StandaloneCluster
 
@@ -66,9 +67,13 @@ _SHARED: dict[str, SharedApplication[Any]] = {}
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
     # The daemons, and the executors they start, read the lean JVM options from a java-opts
-    # file (SPARK_SUBMIT_OPTS reaches only drivers; see support/spark_home.py).
+    # file (SPARK_SUBMIT_OPTS reaches only drivers; see support/spark_home.py), and run on
+    # Spark's layout with bytecode in its zips (support/compiled_zips.py).
     lean = os.environ.get(LEAN_CONF_VARIABLE)
     daemon_env = {"SPARK_CONF_DIR": lean} if lean is not None else {}
+    home = cluster_spark_home()
+    if home is not None:
+        daemon_env["SPARK_HOME"] = str(home)
     started = StandaloneCluster(tmp_path_factory.mktemp("cluster"), daemon_env=daemon_env)
     yield started
     for shared in _SHARED.values():

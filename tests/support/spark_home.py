@@ -9,8 +9,9 @@ so the workers import the same files from site-packages, compiled once into ``__
 
 It is used only when every module the zips hold is byte-identical to the installed one. The
 cluster and wheel tests keep Spark's own layout (``users_worker_env``): a packed venv without
-PySpark relies on the zip. ``PYSPARKSOURCES_TEST_PYSPARK_ZIP=1`` keeps Spark's layout
-everywhere.
+PySpark relies on the zip; the cluster's copy of the zips holds bytecode
+(support/compiled_zips.py). ``PYSPARKSOURCES_TEST_PYSPARK_ZIP=1`` keeps Spark's layout, as
+installed, everywhere.
 
 The JVMs of a run compile with C1 only and collect with the serial collector: the test JVMs
 live for minutes and run small jobs, and that took 10 s of JVM CPU for a session that ran one
@@ -71,7 +72,7 @@ def run_layout(installed: Path) -> dict[str, str]:
     base = _layouts_folder()
     folder = base / key
     folder.mkdir(parents=True, exist_ok=True)
-    with _locked(folder / ".lock"):
+    with locked(folder / ".lock"):
         mirror: Path | None = folder / "spark-home"
         if keep_zip:
             mirror = None
@@ -101,7 +102,7 @@ def _layouts_folder() -> Path:
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def locked(path: Path) -> Iterator[None]:
     """Serialise the processes of a run (and concurrent runs) that build one layout."""
     with path.open("w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)

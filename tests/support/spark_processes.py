@@ -7,7 +7,7 @@ That server imports sources from this same Python environment.
 
 ``worker_env`` starts Spark processes on the SPARK_HOME this test process runs (the zip-free
 mirror of ``support.spark_home`` when tests/conftest.py built one); ``users_worker_env`` keeps
-the layout of the installed PySpark, for the cluster tests.
+Spark's own layout, for the cluster tests (with bytecode in its zips: support/compiled_zips.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from pysparksources._local_spark import (
     spark_home,
     wait_for_port,
 )
-from pysparksources._local_spark import worker_env as users_worker_env
+from pysparksources._local_spark import worker_env as package_worker_env
+from support.compiled_zips import cluster_spark_home
 
 __all__ = [
     "LONG_LIVED_DRIVER_CONF",
@@ -36,9 +37,18 @@ __all__ = [
 ]
 
 
+def users_worker_env() -> dict[str, str]:
+    """Environment for a Spark process on Spark's own layout (the cluster's processes)."""
+    env = package_worker_env()
+    home = cluster_spark_home()
+    if home is not None:
+        env["SPARK_HOME"] = str(home)
+    return env
+
+
 def worker_env() -> dict[str, str]:
     """Environment for a Spark process that runs on this test process's SPARK_HOME."""
-    env = users_worker_env()
+    env = package_worker_env()
     env["SPARK_HOME"] = os.environ.get("SPARK_HOME", env["SPARK_HOME"])
     return env
 

@@ -24,7 +24,12 @@ import warnings
 import zipfile
 from pathlib import Path
 
-from support.spark_home import KEEP_ZIP_VARIABLE, LAYOUT_VARIABLE, locked
+from support.spark_home import (
+    KEEP_ZIP_VARIABLE,
+    LAYOUT_VARIABLE,
+    link_all_but_python_lib,
+    locked,
+)
 
 MIRROR_NAME = "spark-home-compiled-zips"
 
@@ -48,13 +53,8 @@ def compiled_zip_spark_home(installed: Path, root: Path) -> Path:
         return mirror
     partial = root / f"{MIRROR_NAME}.partial"
     shutil.rmtree(partial, ignore_errors=True)
-    (partial / "python" / "lib").mkdir(parents=True)
-    for entry in installed.iterdir():
-        if entry.name != "python":
-            (partial / entry.name).symlink_to(entry)
-    for entry in (installed / "python").iterdir():
-        if entry.name != "lib":
-            (partial / "python" / entry.name).symlink_to(entry)
+    link_all_but_python_lib(installed, partial)
+    (partial / "python" / "lib").mkdir()
     for entry in (installed / "python" / "lib").iterdir():
         target = partial / "python" / "lib" / entry.name
         if entry.suffix == ".zip":

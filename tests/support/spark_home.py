@@ -133,6 +133,12 @@ def zip_free_spark_home(installed: Path, root: Path) -> Path | None:
     if not all(_modules_match(archive, installed.parent) for archive in archives):
         return None
     mirror = root / "spark-home"
+    link_all_but_python_lib(installed, mirror)
+    return mirror
+
+
+def link_all_but_python_lib(installed: Path, mirror: Path) -> None:
+    """Make ``mirror`` a SPARK_HOME of links to ``installed``, without ``python/lib``."""
     (mirror / "python").mkdir(parents=True)
     for entry in installed.iterdir():
         if entry.name != "python":
@@ -140,7 +146,6 @@ def zip_free_spark_home(installed: Path, root: Path) -> Path | None:
     for entry in (installed / "python").iterdir():
         if entry.name != "lib":
             (mirror / "python" / entry.name).symlink_to(entry)
-    return mirror
 
 
 def _modules_match(archive: Path, site_packages: Path) -> bool:

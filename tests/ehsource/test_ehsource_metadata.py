@@ -244,14 +244,14 @@ def test_a_parked_receiver_that_spins_after_the_service_vanishes_is_closed(
     try:
         assert receiver.first_event(timeout=5.0) is not None
         release(receiver, ok=True)
-        for _ in range(24):  # the reaper's rounds: 4 a second
-            time.sleep(0.25)
+        for _ in range(60):  # six seconds of the reaper's rounds: 10 a second
+            time.sleep(0.1)
             assert receiver not in reap_once(), "a healthy idle receiver was closed"
         eventhubs_emulator.stop()
         deadline = time.monotonic() + 10
         while receiver not in reap_once():
             assert time.monotonic() < deadline, "the spinning receiver was not closed in 10 s"
-            time.sleep(0.25)
+            time.sleep(0.1)
         assert not receiver.alive
     finally:
         receiver.close()

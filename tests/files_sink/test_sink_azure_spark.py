@@ -33,16 +33,16 @@ def test_stream_to_azure_blob_exactly_once_with_replay(
     fs.mkdir("sink", exist_ok=True)
     url, ck = "abfs://sink/out", tmp_path / "ck"
     secret = {"fs.connection_string": azurite.connection_string}
-    df = rate(spark, 3000, 1000).selectExpr("value AS id", "value % 2 AS k")
+    df = rate(spark, 2000, 1000).selectExpr("value AS id", "value % 2 AS k")
     run(df, url, ck, partitionBy="k", **secret)
     # Replay the last batch, as after a crash before Spark's commit log: nothing is added.
-    for name in ("2", ".2.crc"):
+    for name in ("1", ".1.crc"):
         (ck / "commits" / name).unlink()
     before = sorted(fs.find("sink/out"))
     run(df, url, ck, partitionBy="k", **secret)
     assert sorted(fs.find("sink/out")) == before
     names = sorted(p.rsplit("/", 1)[-1] for p in fs.ls("sink/out/_spark_metadata"))
-    assert names == ["0", "1", "2"]
+    assert names == ["0", "1"]
 
     files = committed_files(url, {"connection_string": azurite.connection_string})
     assert files is not None and all(f.startswith("abfs://sink/out/k=") for f in files)
@@ -50,7 +50,7 @@ def test_stream_to_azure_blob_exactly_once_with_replay(
     for f in files:
         with fs.open(f.removeprefix("abfs://"), "rb") as handle:
             ids += pq.read_table(handle).column("id").to_pylist()
-    assert sorted(ids) == list(range(3000))
+    assert sorted(ids) == list(range(2000))
 
     # pyfile's source reads the same folder through the manifest, with the key only in fs.*:
     # a part file no batch committed (as a failed task leaves behind) must stay invisible.
@@ -63,7 +63,7 @@ def test_stream_to_azure_blob_exactly_once_with_replay(
         .schema("id BIGINT, k BIGINT")
         .load(url)
     )
-    assert sorted(r.id for r in back.collect()) == list(range(3000))
+    assert sorted(r.id for r in back.collect()) == list(range(2000))
 
     written = [fs.cat_file(p) for p in fs.find("sink/out/_spark_metadata")]
     written += [p.read_bytes() for p in ck.rglob("*") if p.is_file()]

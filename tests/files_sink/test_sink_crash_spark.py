@@ -40,6 +40,6 @@ def test_sigkill_then_restart_is_exactly_once(spark: Any, tmp_path: Path, stage:
     ids = sorted(r.id for r in spark.read.parquet(str(out)).collect())
     assert ids == list(range(TOTAL)), "rows lost or duplicated across the crash"
     if stage == "after_manifest":
-        # The replayed batch wrote nothing new for batch 2.
+        # The replayed batch wrote no new file for the crashed batch.
         new = set(data_files(out)) - written_before
         assert not [f for f in new if f"-b{CRASH_BATCH}-" in f]

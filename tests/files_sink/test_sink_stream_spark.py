@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,10 @@ def _expected(session: Any, total: int) -> Any:
 
 
 def _same_rows(got: Any, expected: Any) -> None:
-    assert got.count() == expected.count()
-    assert got.exceptAll(expected).count() == 0
-    assert expected.exceptAll(got).count() == 0
+    """The same multiset of rows with the same column types: what count() and exceptAll() both
+    ways showed, from one collect a side (the exceptAll shuffles cost ~1.7 CPU-s a call)."""
+    assert [f.dataType for f in got.schema] == [f.dataType for f in expected.schema]
+    assert Counter(map(tuple, got.collect())) == Counter(map(tuple, expected.collect()))
 
 
 @pytest.mark.slow
@@ -123,26 +125,28 @@ def test_spark_readers_honour_the_manifest(spark: Any, tmp_path: Path) -> None:
 
 def test_compaction_every_ten_batches(spark: Any, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    run(rate(spark, 1200, 100, partitions=1).selectExpr("value AS id"), out, tmp_path / "ck")
+    # 11 batches: batch 9 compacts, batch 10 shows plain deltas resume after it.
+    run(rate(spark, 1100, 100, partitions=1).selectExpr("value AS id"), out, tmp_path / "ck")
     names = manifest_names(out)
-    assert names == sorted([*map(str, range(9)), "9.compact", "10", "11"])
+    assert names == sorted([*map(str, range(9)), "9.compact", "10"])
     compact = (out / "_spark_metadata" / "9.compact").read_text().split("\n")
     assert compact[0] == "v1" and len(compact) == 11  # every file of batches 0..9
-    assert sorted(r.id for r in spark.read.parquet(str(out)).collect()) == list(range(1200))
+    assert sorted(r.id for r in spark.read.parquet(str(out)).collect()) == list(range(1100))
 
 
 def test_replayed_batch_writes_nothing_twice(spark: Any, tmp_path: Path) -> None:
     out, ck = tmp_path / "out", tmp_path / "ck"
-    run(rate(spark, 3000, 1000).selectExpr("value AS id"), out, ck)
+    run(rate(spark, 2000, 1000).selectExpr("value AS id"), out, ck)
     before = (manifest_names(out), data_files(out))
-    # Forget that batch 2 was committed: Spark replays it on restart, as after a crash
+    assert before[0] == ["0", "1"]
+    # Forget that batch 1 was committed: Spark replays it on restart, as after a crash
     # between the sink's commit and the checkpoint's commit log.
-    for name in ("2", ".2.crc"):
+    for name in ("1", ".1.crc"):
         (ck / "commits" / name).unlink()
-    query = run(rate(spark, 3000, 1000).selectExpr("value AS id"), out, ck)
-    assert json.loads(query.recentProgress[0].json)["batchId"] == 2
+    query = run(rate(spark, 2000, 1000).selectExpr("value AS id"), out, ck)
+    assert json.loads(query.recentProgress[0].json)["batchId"] == 1
     assert (manifest_names(out), data_files(out)) == before
-    assert sorted(r.id for r in spark.read.parquet(str(out)).collect()) == list(range(3000))
+    assert sorted(r.id for r in spark.read.parquet(str(out)).collect()) == list(range(2000))
 
 
 def test_failed_batch_is_aborted_and_invisible(spark: Any, tmp_path: Path) -> None:
@@ -190,8 +194,10 @@ def test_superseded_manifest_files_go_as_in_spark_file_sink(spark: Any, tmp_path
     isolated = spark.newSession()
     for key, value in settings.items():
         isolated.conf.set(key, value)
+    # 12 batches: files go after batch b once b + 1 - minBatchesToRetain reaches the compact
+    # interval (10), so batch 11 is the first that deletes; a later one would change nothing.
     (
-        rate(isolated, 1300, 100, partitions=1)
+        rate(isolated, 1200, 100, partitions=1)
         .selectExpr("value AS id")
         .writeStream.format("parquet")
         .option("path", str(native))
@@ -200,11 +206,11 @@ def test_superseded_manifest_files_go_as_in_spark_file_sink(spark: Any, tmp_path
         .start()
         .awaitTermination(180)
     )
-    df = rate(spark, 1300, 100, partitions=1).selectExpr("value AS id")
+    df = rate(spark, 1200, 100, partitions=1).selectExpr("value AS id")
     run(df, ours, tmp_path / "ck2", minBatchesToRetain=2, logCleanupDelay="0s")
-    assert manifest_names(native) == ["10", "11", "12", "9.compact"]
+    assert manifest_names(native) == ["10", "11", "9.compact"]
     assert manifest_names(ours) == manifest_names(native)
     # Every reader still sees every row: Spark's batch reader and pyfile's source.
-    assert sorted(r.id for r in spark.read.parquet(str(ours)).collect()) == list(range(1300))
+    assert sorted(r.id for r in spark.read.parquet(str(ours)).collect()) == list(range(1200))
     back = spark.read.format("pyfile").schema("id BIGINT").load(str(ours))
-    assert sorted(r.id for r in back.collect()) == list(range(1300))
+    assert sorted(r.id for r in back.collect()) == list(range(1200))

@@ -88,9 +88,9 @@ def test_lag_of_a_running_query_matches_its_progress_and_the_events_read(
         wait_for_rows(query, 10, 120, "the query did not read the 10 seed events")
         # Each send alone exceeds the 30-event limit, so the query falls behind however slowly
         # the sends go on a loaded machine, and works the backlog off over several batches.
-        send(conn, [f"a-{i}" for i in range(90)], partition_id="0")
-        send(conn, [f"b-{i}" for i in range(60)], partition_id="1")
-        wait_for_rows(query, 160, 120, "the query did not read the 160 events")
+        send(conn, [f"a-{i}" for i in range(45)], partition_id="0")
+        send(conn, [f"b-{i}" for i in range(35)], partition_id="1")
+        wait_for_rows(query, 90, 120, "the query did not read the 90 events")
         deadline = time.monotonic() + 30  # listener events arrive asynchronously
         while len(listener.entries) < len(data_batches(query)) and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -103,7 +103,7 @@ def test_lag_of_a_running_query_matches_its_progress_and_the_events_read(
     by_batch = {p["batchId"]: p for p in progress(query)}
     rows = session.read.parquet(str(out)).collect()
     enqueued = {(r.partition, r.sequenceNumber): r.enqueuedTime for r in rows}
-    assert len(enqueued) == 160
+    assert len(enqueued) == 90
     lagging = 0
     for entry in listener.entries:
         (source,) = entry["sources"]

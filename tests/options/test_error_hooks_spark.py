@@ -137,10 +137,12 @@ def test_streams_fail_in_the_query_where_spark_gives_no_earlier_hook(
     message = query_failure(noop(reader, "ck1"))
     assert_one_line_error(message, "pyfile: option 'sourceLogLocation' is required:")
 
-    rate = session.readStream.format("pyrate").option("rowsPerBatch", "5").option("totalRows", "5")
+    # One source DataFrame for both sink queries: each start() builds its own source.
+    rate = (
+        session.readStream.format("pyrate").option("rowsPerBatch", "5").option("totalRows", "5")
+    ).load()
     sink = (
-        rate.load()
-        .writeStream.format("pyfile")
+        rate.writeStream.format("pyfile")
         .option("compresion", "gzip")
         .option("fs.account_key", KEY)
         .option("checkpointLocation", str(tmp_path / "ck2"))
@@ -151,8 +153,7 @@ def test_streams_fail_in_the_query_where_spark_gives_no_earlier_hook(
     assert KEY not in message
 
     events = (
-        rate.load()
-        .selectExpr("CAST(value AS STRING) AS body")
+        rate.selectExpr("CAST(value AS STRING) AS body")
         .writeStream.format("pyeventhub")
         .option("connectionStrng", CONN)
         .option("checkpointLocation", str(tmp_path / "ck3"))

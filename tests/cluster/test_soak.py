@@ -1,5 +1,8 @@
-"""The short soak: ``pysparksources bench soak`` for one minute through one emulator restart
-and one executor kill, on the shared standalone cluster; its own counts judged, not its speed."""
+"""The short soak: ``pysparksources bench soak`` for half a minute through one emulator restart
+and one executor kill, on the shared standalone cluster; its own counts judged, not its speed.
+
+Thirty seconds of sending hold both disruptions (at 20 % and 70 % of the run) and the
+executor's replacement; a longer soak is ``pysparksources bench soak`` itself."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ def test_short_soak_is_exactly_once_through_a_restart_and_a_kill(
 ) -> None:
     command = [
         sys.executable, "-m", "pysparksources.cli", "bench", "soak", "--master", cluster.url,
-        "--minutes", "1", "--rate", "100", "--sample-seconds", "10",
+        "--minutes", "0.5", "--rate", "100", "--sample-seconds", "10",
         "--emulator-restarts", "1", "--executor-kills", "1", "--down-seconds", "3",
     ]  # fmt: skip
     proc = subprocess.run(

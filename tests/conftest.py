@@ -18,7 +18,7 @@ from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))  # for the support package
 
-pytest_plugins = ["pysparksources.emulator.pytest_plugin", "support.cpu_report"]
+pytest_plugins = ["support.cpu_report"]  # the emulator's fixtures load through its entry point
 
 os.environ["PYSPARK_PYTHON"] = sys.executable
 
@@ -37,9 +37,8 @@ def _test_spark_layout() -> None:
     one class archive (see support/spark_home.py); a SPARK_CONF_DIR you set yourself wins."""
     if "SPARK_CONF_DIR" in os.environ:
         return
+    from benchmarks.cluster import spark_home
     from support.spark_home import run_layout
-
-    from pysparksources._local_spark import spark_home
 
     user_options = os.environ.get("SPARK_SUBMIT_OPTS", "")
     os.environ.update(run_layout(spark_home()))
@@ -219,6 +218,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 def spark() -> Iterator[Any]:
     """The classic session. No register() call here: sources must auto-register."""
     from pyspark.sql import SparkSession
+
     from support.spark_processes import LONG_LIVED_DRIVER_CONF
 
     session = (

@@ -95,7 +95,7 @@ def test_partition_key_routing_is_stable() -> None:
         for _ in range(2):
             client.send_batch([EventData(marker)], partition_key=key)
         ids = client.get_partition_ids()
-    from pysparksources.emulator import partition_for_key
+    from pysparksources_emulator import partition_for_key
 
     expected = str(partition_for_key(key, len(ids)))
     with _producer() as client:

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
 import pytest
+
+from pysparksources_emulator import EventHubsEmulator
 from support.cluster_drivers import (
     ORDERS_PARTITIONS,
     ORDERS_PER_PARTITION,
@@ -25,8 +27,6 @@ from support.cluster_drivers import (
 from support.compiled_zips import cluster_spark_home
 from support.spark_home import LEAN_CONF_VARIABLE
 from support.spark_processes import ConnectServer, StandaloneCluster
-
-from pysparksources.emulator import EventHubsEmulator
 
 App = TypeVar("App")
 

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from pysparksources_emulator import EventHubsEmulator
 from support.cluster_drivers import (
     ORDERS_EXPECTED,
     ORDERS_PARTITIONS,
@@ -25,8 +27,6 @@ from support.cluster_drivers import (
 )
 from support.spark_processes import StandaloneCluster
 from support.streams import wait_for_batches, wait_for_rows
-
-from pysparksources.emulator import EventHubsEmulator
 
 pytestmark = pytest.mark.cluster
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from support.processes import command_line
 from support.spark_home import LEAN_CONF_VARIABLE, runs_lean
 from support.spark_processes import StandaloneCluster

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from support.cluster_drivers import ClassicDriver, land_files, pyfile_on_cluster, pyfile_stream
 from support.spark_processes import StandaloneCluster
 from support.streams import wait_for_batches, wait_for_rows

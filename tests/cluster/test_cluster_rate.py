@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from support.cluster_drivers import ClassicDriver, pyrate_on_cluster
 from support.compiled_zips import cluster_spark_home
 from support.processes import command_line

@@ -14,10 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from support.paths import ROOT
 from support.spark_processes import StandaloneCluster, spark_home, users_worker_env
 
 pytestmark = pytest.mark.cluster
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

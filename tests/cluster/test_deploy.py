@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from support.paths import ROOT
 from support.spark_processes import ConnectServer, StandaloneCluster, spark_home, users_worker_env
 
 pytestmark = pytest.mark.cluster
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+
 from support.spark_processes import StandaloneCluster, users_worker_env
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.emulator]

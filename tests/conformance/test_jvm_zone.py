@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]  # its own JVM: about 3 minut
 
 
 def test_matrix_where_the_jvm_zone_differs_from_python_tz(tmp_path: Path) -> None:
-    from pysparksources._local_spark import worker_env
+    from benchmarks.cluster import worker_env
 
     out = tmp_path / "cells.jsonl"
     env = worker_env() | {"TZ": PYTHON_ZONE}

@@ -6,14 +6,14 @@ import uuid
 
 import pytest
 
-from pysparksources.emulator import EmulatorConfig
-from pysparksources.emulator._amqp.framing import build_frame, read_frame
-from pysparksources.emulator._amqp.message import (
+from pysparksources_emulator import EmulatorConfig
+from pysparksources_emulator._amqp.framing import build_frame, read_frame
+from pysparksources_emulator._amqp.message import (
     build_message,
     encode_annotations,
     parse_message,
 )
-from pysparksources.emulator._amqp.performatives import (
+from pysparksources_emulator._amqp.performatives import (
     Attach,
     Begin,
     Detach,
@@ -22,7 +22,7 @@ from pysparksources.emulator._amqp.performatives import (
     decode_performative,
     encode_transfer_fast,
 )
-from pysparksources.emulator._amqp.types import (
+from pysparksources_emulator._amqp.types import (
     Array,
     Byte,
     DecodeError,
@@ -40,8 +40,8 @@ from pysparksources.emulator._amqp.types import (
     encode,
     skip,
 )
-from pysparksources.emulator._cbs import make_sas_token, verify_token
-from pysparksources.emulator._partition_key import key_hash, partition_for_key
+from pysparksources_emulator._cbs import make_sas_token, verify_token
+from pysparksources_emulator._partition_key import key_hash, partition_for_key
 
 VALUES = [
     None, True, False, 0, -1, 127, -129, 2**40, UInt(0), UInt(7), UInt(2**31), ULong(0),

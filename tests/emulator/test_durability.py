@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.eventhubs import bodies, producer, receive, send
 
-from pysparksources.emulator import EmulatorConfig, EventHubsEmulator, HubConfig
-from pysparksources.emulator._storage import PartitionLog
-from pysparksources.emulator.pytest_plugin import EmulatorFactory
+from pysparksources_emulator import EmulatorConfig, EventHubsEmulator, HubConfig
+from pysparksources_emulator._storage import PartitionLog
+from pysparksources_emulator.pytest_plugin import EmulatorFactory
+from support.eventhubs import bodies, producer, receive, send
 
 
 class FakeClock:

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from support.eventhubs import bodies, receive, send
 
 pytestmark = pytest.mark.emulator
@@ -81,7 +82,7 @@ def test_acknowledged_events_survive_a_killed_emulator(tmp_path: Path) -> None:
     write buffer until the next periodic sync, so a killed emulator lost up to a second of
     acknowledged events.
     """
-    from pysparksources._local_spark import free_port
+    from benchmarks.cluster import free_port
 
     port = free_port()
     command = [

@@ -7,9 +7,9 @@ import time
 import pytest
 from azure.eventhub import EventData
 from azure.eventhub.exceptions import EventDataSendError
-from support.eventhubs import Collector, bodies, producer, send
 
-from pysparksources.emulator import EventHubsEmulator, Fault
+from pysparksources_emulator import EventHubsEmulator, Fault
+from support.eventhubs import Collector, bodies, producer, send
 
 pytestmark = pytest.mark.emulator
 

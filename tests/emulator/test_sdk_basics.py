@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from azure.eventhub import EventData
 from azure.eventhub.exceptions import ConnectError, ConnectionLostError, EventHubError
-from support.eventhubs import Collector, bodies, producer, receive, send
 
-from pysparksources.emulator import EventHubsEmulator
+from pysparksources_emulator import EventHubsEmulator
+from support.eventhubs import Collector, bodies, producer, receive, send
 
 pytestmark = pytest.mark.emulator
 

@@ -12,10 +12,10 @@ from azure.eventhub import EventData, EventHubProducerClient
 from azure.eventhub.aio import EventHubConsumerClient as AsyncConsumer
 from azure.eventhub.aio import EventHubProducerClient as AsyncProducer
 from azure.eventhub.exceptions import AuthenticationError
-from support.eventhubs import FAST, Collector, bodies, producer, receive, send
 
-from pysparksources.emulator import EventHubsEmulator, HubConfig, partition_for_key
-from pysparksources.emulator.pytest_plugin import EmulatorFactory
+from pysparksources_emulator import EventHubsEmulator, HubConfig, partition_for_key
+from pysparksources_emulator.pytest_plugin import EmulatorFactory
+from support.eventhubs import FAST, Collector, bodies, producer, receive, send
 
 pytestmark = pytest.mark.emulator
 

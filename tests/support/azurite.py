@@ -15,9 +15,10 @@ import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
+
+from support.paths import ROOT
 
 __all__ = ["ACCOUNT_KEY", "ACCOUNT_NAME", "Azurite", "azurite", "find_binary"]
 
@@ -26,7 +27,7 @@ ACCOUNT_NAME = "devstoreaccount1"
 ACCOUNT_KEY = (
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 )
-_TOOLS = Path(__file__).resolve().parents[1] / ".tools" / "node_modules" / ".bin"
+_TOOLS = ROOT / ".tools" / "node_modules" / ".bin"
 
 
 @dataclass(frozen=True)

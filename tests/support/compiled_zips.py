@@ -39,7 +39,7 @@ def cluster_spark_home() -> Path | None:
     folder = os.environ.get(LAYOUT_VARIABLE)
     if folder is None or os.environ.get(KEEP_ZIP_VARIABLE) == "1":
         return None
-    from pysparksources._local_spark import spark_home
+    from benchmarks.cluster import spark_home
 
     root = Path(folder)
     with locked(root / ".lock"):

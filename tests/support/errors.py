@@ -29,7 +29,7 @@ def assert_one_line_error(message: str, expected: str) -> str:
     lines = python_error_lines(message)
     assert lines, message
     last = lines[-1]
-    assert last.startswith("pysparksources._options.OptionError: "), message
+    assert last.startswith("pysparksources.errors.OptionError: "), message
     sentence = last.split(": ", 1)[1].removesuffix(" SQLSTATE: 38000").strip()
     assert expected in sentence, sentence
     return sentence

@@ -94,7 +94,7 @@ def _builder_alive(guard: Path) -> bool:
 def _build(archive: Path, spark_home: Path, conf: Path, java_options: tuple[str, ...]) -> bool:
     partial = archive.with_suffix(".partial")
     partial.unlink(missing_ok=True)
-    from pysparksources._local_spark import worker_env
+    from benchmarks.cluster import worker_env
 
     env = worker_env() | {"SPARK_HOME": str(spark_home), "SPARK_CONF_DIR": str(conf)}
     env.pop("SPARK_SUBMIT_OPTS", None)
@@ -119,6 +119,7 @@ def _build(archive: Path, spark_home: Path, conf: Path, java_options: tuple[str,
 
 
 if __name__ == "__main__":  # the detached build of start_build
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: benchmarks
     target, home, conf_dir, *options = sys.argv[1:]
     try:
         _build(Path(target) / ARCHIVE_NAME, Path(home), Path(conf_dir), tuple(options))

@@ -60,7 +60,7 @@ def start_archive_build() -> None:
 
 
 def _installed_spark_home() -> Path:
-    from pysparksources._local_spark import spark_home
+    from benchmarks.cluster import spark_home
 
     return spark_home()
 

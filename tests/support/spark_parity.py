@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pysparksources._options import OptionError
+from pysparksources.errors import OptionError
 from pysparksources.files.options import parse_source_options
 
 

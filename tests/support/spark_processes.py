@@ -16,13 +16,13 @@ import os
 import subprocess
 from pathlib import Path
 
-from pysparksources._local_spark import (
+from benchmarks.cluster import (
     StandaloneCluster,
     free_port,
     spark_home,
     wait_for_port,
 )
-from pysparksources._local_spark import worker_env as package_worker_env
+from benchmarks.cluster import worker_env as package_worker_env
 from support.compiled_zips import cluster_spark_home
 
 __all__ = [

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from support.paths import PRODUCT
+
 pytestmark = pytest.mark.wheel
 
-ROOT = Path(__file__).resolve().parents[2]
 LIST_SHIMS = (
     "import pkgutil; "
     "print(sorted(m.name for m in pkgutil.iter_modules() if m.name.startswith('pyspark_')))"
@@ -27,7 +28,7 @@ def test_default_editable_install_exposes_the_shims_to_sparks_lookup(tmp_path: P
     python = str(venv / "bin" / "python")
     install = subprocess.run(
         [sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps",
-         "-e", str(ROOT)],
+         "-e", str(PRODUCT)],
         capture_output=True,
         text=True,
         timeout=600,

@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from support.demo_output import check_two_batch_demo
+from support.paths import ROOT
 
 # The module's fixture builds the sdist and wheel and a fresh venv: about a minute.
 pytestmark = [pytest.mark.wheel, pytest.mark.spark, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
 # Spark and connect-mode markers an outer session may have left; PYTHONPATH would leak the
 # checkout into the fresh environment.
 DROPPED = {

@@ -1,0 +1,170 @@
+"""Reference sources and sinks that bound what any Python source or sink can reach.
+
+``pybench_cached`` yields already-built RecordBatches (built once per Python worker and reused,
+cut into ``chunkRows``-row batches, 0 = one batch per task), so its throughput is the cost of
+the engine's Arrow hop and task round trip alone: the ceiling for every Python source at that
+batch shape. ``pybench_tuples`` yields Python tuples, as most peer libraries do. Both produce
+the rate schema and rate-micro-batch's values. ``pybench_discard`` consumes its Arrow batches
+and writes nothing: the cap for any Python sink. ``pyfile_ceiling`` plans exactly like pyfile
+but its tasks yield batches already parsed (one file of the same format, parsed once per
+Python worker and repeated for every file of the task): the best any Python file source can
+reach at pyfile's batch shape.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceStreamArrowWriter,
+    DataSourceStreamReader,
+    InputPartition,
+    WriterCommitMessage,
+)
+
+from pysparksources._core.option_table import Integer, OptionTable, Use
+from pysparksources._core.options import Options
+from pysparksources.files.planning import FilePartition
+from pysparksources.files.reader import FileStreamReader, read_partition
+
+__all__ = ["CachedBatchDataSource", "CeilingFileSource", "DiscardDataSource", "TupleDataSource"]
+
+_BATCHES: dict[tuple[int, int], list[Any]] = {}
+_ROWS = Integer(name="rowsPerBatch", doc="rows per batch", default="1000000", minimum=1)
+_PARTITIONS = Integer(name="numPartitions", doc="partitions per batch", default="2", minimum=1)
+_CHUNK = Integer(
+    name="chunkRows", doc="rows per RecordBatch (0: one)", default="1048576", minimum=0
+)
+_OPTIONS = OptionTable("pybench", (_ROWS, _PARTITIONS, _CHUNK))
+_PARSED: dict[str, list[Any]] = {}
+
+
+@dataclass(frozen=True)
+class _Slice(InputPartition):  # type: ignore[misc]
+    first: int
+    end: int
+    step: int
+
+
+class _CountingReader(DataSourceStreamReader):  # type: ignore[misc]
+    """Offsets ``{"offset": n}``; every batch adds ``rowsPerBatch`` rows."""
+
+    def __init__(self, options: dict[str, str]) -> None:
+        opts = Options(_OPTIONS, options, Use.STREAM_READ)
+        self.rows = opts.value(_ROWS)
+        self.partitions_count = opts.value(_PARTITIONS)
+        self.chunk_rows = opts.value(_CHUNK)
+
+    def initialOffset(self) -> dict[str, int]:
+        return {"offset": 0}
+
+    def latestOffset(self, start: dict[str, int], limit: Any) -> dict[str, int]:
+        return {"offset": start["offset"] + self.rows}
+
+    def partitions(self, start: dict[str, int], end: dict[str, int]) -> list[InputPartition]:
+        n = self.partitions_count
+        return [_Slice(start["offset"] + p, end["offset"], n) for p in range(n)]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        raise NotImplementedError
+
+
+class _CachedReader(_CountingReader):
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        import numpy as np
+
+        from pysparksources._core.arrow import timestamp_us_array
+        from pysparksources.rate._generate import RATE_ARROW_SCHEMA
+
+        assert isinstance(partition, _Slice)
+        size = len(range(partition.first, partition.end, partition.step))
+        key = (size, self.chunk_rows)
+        if key not in _BATCHES:
+            values = np.arange(size, dtype=np.int64)
+            whole = pa.RecordBatch.from_arrays(
+                [timestamp_us_array(np.zeros(size, dtype=np.int64)), pa.array(values)],
+                schema=RATE_ARROW_SCHEMA,
+            )
+            step = self.chunk_rows or max(size, 1)  # an empty slice yields one empty batch
+            _BATCHES[key] = [whole.slice(i, step) for i in range(0, size, step)]
+        yield from _BATCHES[key]
+
+
+class _TupleReader(_CountingReader):
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        assert isinstance(partition, _Slice)
+        stamp = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+        for value in range(partition.first, partition.end, partition.step):
+            yield (stamp, value)
+
+
+class CachedBatchDataSource(DataSource):  # type: ignore[misc]
+    @classmethod
+    def name(cls) -> str:
+        return "pybench_cached"
+
+    def schema(self) -> str:
+        return "timestamp TIMESTAMP, value BIGINT"
+
+    def streamReader(self, schema: Any) -> _CountingReader:
+        return _CachedReader(dict(self.options))
+
+
+class TupleDataSource(CachedBatchDataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "pybench_tuples"
+
+    def streamReader(self, schema: Any) -> _CountingReader:
+        return _TupleReader(dict(self.options))
+
+
+@dataclass
+class _Rows(WriterCommitMessage):  # type: ignore[misc]
+    rows: int
+
+
+class _DiscardWriter(DataSourceStreamArrowWriter):  # type: ignore[misc]
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> _Rows:
+        return _Rows(sum(batch.num_rows for batch in iterator))
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        return None
+
+
+class DiscardDataSource(DataSource):  # type: ignore[misc]
+    """A Python sink that reads every Arrow batch and keeps nothing."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "pybench_discard"
+
+    def streamWriter(self, schema: Any, overwrite: bool) -> _DiscardWriter:
+        return _DiscardWriter()
+
+
+class _CeilingReader(FileStreamReader):
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        assert isinstance(partition, FilePartition)
+        first = partition.splits[0].path
+        key = f"{partition.context.reader.format}:{Path(first).parent}"
+        if key not in _PARSED:
+            one = FilePartition(0, partition.splits[:1], partition.context)
+            _PARSED[key] = list(read_partition(one))
+        for _ in partition.splits:
+            yield from _PARSED[key]
+
+
+class CeilingFileSource(DataSource):  # type: ignore[misc]
+    @classmethod
+    def name(cls) -> str:
+        return "pyfile_ceiling"
+
+    def streamReader(self, schema: Any) -> Any:
+        return _CeilingReader(dict(self.options), schema)

@@ -1,0 +1,233 @@
+"""pyfile's source against Spark's file stream source on the same files, and its planning cost.
+
+Data is generated once into ``--cache`` (outside the repository) and reused: the same rows as
+parquet, csv and JSON Lines. Each format runs Spark's native source, pyfile and pyfile's
+ceiling (already-parsed batches, ``pyfile_ceiling``) side by side: AvailableNow,
+``maxFilesPerTrigger``, ``noop`` sink. Before that, pyfile's driver work per batch
+(latestOffset + partitions) is timed against a log that has already seen many files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks._harness import bench_session
+
+__all__ = ["HELP", "SPARK", "add_arguments", "generate", "planning_times", "run", "run_stream"]
+
+HELP = "pyfile source vs Spark's file stream source (parquet, csv, JSON Lines)"
+SPARK = True
+SCHEMA = "id BIGINT, ts TIMESTAMP, amount DOUBLE, name STRING, qty INT"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--files", type=int, default=200)
+    parser.add_argument("--rows-per-file", type=int, default=80_000)
+    parser.add_argument("--cache", default="/tmp/pysparksources-bench-files")
+    parser.add_argument("--formats", nargs="+", default=["parquet", "csv", "jsonl"])
+    parser.add_argument("--max-files", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--skip-stream", action="store_true", help="planning figures only")
+
+
+def generate(root: Path, files: int, rows_per_file: int) -> dict[str, Path]:
+    """Write the same rows as parquet, csv and JSON Lines once; reuse them afterwards."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    folders = {fmt: root / f"{fmt}-{files}x{rows_per_file}" for fmt in ("parquet", "csv", "jsonl")}
+    if all((f / "_DONE").exists() for f in folders.values()):
+        return folders
+    rng = np.random.default_rng(7)
+    for folder in folders.values():
+        folder.mkdir(parents=True, exist_ok=True)
+    for i in range(files):
+        ids = np.arange(i * rows_per_file, (i + 1) * rows_per_file, dtype=np.int64)
+        micros = 1_700_000_000_000_000 + ids * 1000
+        table = pa.table(
+            {
+                "id": ids,
+                "ts": pa.array(micros, pa.int64()).view(pa.timestamp("us", tz="UTC")),
+                "amount": np.round(rng.random(rows_per_file) * 1000, 2),
+                "name": pa.array([f"customer-{v % 5000:05d}" for v in ids.tolist()]),
+                "qty": rng.integers(0, 100, rows_per_file, dtype=np.int32),
+            }
+        )
+        pq.write_table(table, folders["parquet"] / f"part-{i:05d}.parquet")
+        pacsv.write_csv(
+            table, folders["csv"] / f"part-{i:05d}.csv", pacsv.WriteOptions(include_header=False)
+        )
+        with (folders["jsonl"] / f"part-{i:05d}.json").open("w") as out:
+            names = table.column("name").to_pylist()
+            amounts = table.column("amount").to_pylist()
+            qty = table.column("qty").to_pylist()
+            stamps = [
+                time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(m // 1_000_000))
+                + f".{m % 1_000_000:06d}Z"
+                for m in micros.tolist()
+            ]
+            for k, v in enumerate(ids.tolist()):
+                out.write(
+                    json.dumps(
+                        {
+                            "id": v,
+                            "ts": stamps[k],
+                            "amount": amounts[k],
+                            "name": names[k],
+                            "qty": qty[k],
+                        }
+                    )
+                    + "\n"
+                )
+    for folder in folders.values():
+        (folder / "_DONE").write_text("")
+    return folders
+
+
+def run_stream(
+    spark: Any, fmt: str, folder: Path, options: dict[str, str], max_files: int
+) -> dict[str, float]:
+    """One AvailableNow query into ``noop``; rows/s over the batches' trigger time."""
+    reader = spark.readStream.format(fmt).schema(SCHEMA).option("maxFilesPerTrigger", max_files)
+    query = (
+        reader.options(**options)
+        .load(str(folder))
+        .writeStream.format("noop")
+        .trigger(availableNow=True)
+        .start()
+    )
+    started = time.monotonic()
+    query.awaitTermination()
+    wall = time.monotonic() - started
+    rows = 0
+    busy_ms = 0
+    for entry in query.recentProgress:
+        progress = json.loads(entry.json)
+        rows += sum(s.get("numInputRows") or 0 for s in progress["sources"])
+        busy_ms += progress["durationMs"].get("triggerExecution", 0)
+    return {"rows": rows, "seconds": busy_ms / 1000, "wall": wall, "rps": rows * 1000 / busy_ms}
+
+
+def planning_times(seen: int, batches: int = 20, per_batch: int = 5) -> dict[str, float]:
+    """Median and max ms of latestOffset + partitions with ``seen`` files already in the log."""
+    from pyspark.sql.streaming.datasource import ReadMaxFiles
+    from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+
+    from pysparksources.files._source_log import VERSION, LogEntry, prune
+    from pysparksources.files.reader import FileStreamReader
+
+    work = Path(tempfile.mkdtemp(prefix="pyfile-plan-"))
+    src, log = work / "in", work / "log"
+    src.mkdir()
+    log.mkdir()
+    now = int(time.time() * 1000)
+    # The seen files were read 100 per batch, one every 10 minutes up to now (1,000 files span
+    # 7 days, 100,000 span 694): the log holds the compact file of the last batch, pruned as
+    # the source prunes it with the default maxFileAge of 7 days.
+    every_ms, max_age_ms, last = 600_000, 7 * 86_400_000, seen // 100 - 1
+    history = [
+        LogEntry(f"/archived/f{i}.csv", now - (seen - i) * every_ms, i // 100, 1)
+        for i in range(seen)
+    ]
+    kept = prune(history, now - every_ms - max_age_ms, last - 1)
+    lines = [VERSION] + [e.to_json() for e in kept]
+    (log / f"{last}.compact").write_text("\n".join(lines) + "\n")
+    for i in range(batches * per_batch):
+        (src / f"new-{i:05d}.csv").write_text("1,a\n")
+        os.utime(src / f"new-{i:05d}.csv", (now / 1000 + i, now / 1000 + i))
+    options = {
+        "path": str(src),
+        "format": "csv",
+        "sourceLogLocation": str(log),
+        "maxFilesPerTrigger": str(per_batch),
+    }
+    schema = StructType([StructField("a", IntegerType()), StructField("b", StringType())])
+    reader = FileStreamReader(options, schema)
+    t0 = time.perf_counter()
+    offset = reader.initialOffset()
+    reader._driver()
+    startup_ms = (time.perf_counter() - t0) * 1000
+    offset = {"logOffset": last}
+    times = []
+    for _ in range(batches):
+        t0 = time.perf_counter()
+        end = reader.latestOffset(offset, ReadMaxFiles(per_batch))
+        reader.partitions(offset, end)
+        times.append((time.perf_counter() - t0) * 1000)
+        offset = end
+    reader.stop()
+    return {
+        "seen": seen,
+        "kept": len(kept),
+        "startup_ms": startup_ms,
+        "median_ms": statistics.median(times),
+        "max_ms": max(times),
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Planning figures, then every format's three sources, one row per format and round."""
+    from benchmarks._reference import CeilingFileSource
+
+    planning = [planning_times(n) for n in (1_000, 100_000)]
+    results: dict[str, Any] = {"planning": planning}
+    for p in planning:
+        print(
+            f"planning with {p['seen']:>7} files seen ({p['kept']} in the log): "
+            f"median {p['median_ms']:.1f} ms/batch, "
+            f"max {p['max_ms']:.1f} ms, start-up {p['startup_ms']:.0f} ms"
+        )
+    if args.skip_stream:
+        return results
+
+    folders = generate(Path(args.cache), args.files, args.rows_per_file)
+    sizes = {
+        fmt: sum(f.stat().st_size for f in folder.iterdir()) / 1e9
+        for fmt, folder in folders.items()
+    }
+    spark = bench_session(args, **{"spark.driver.memory": "4g"})
+    spark.dataSource.register(CeilingFileSource)
+    streams: dict[str, dict[str, Any]] = {}
+    for fmt in args.formats:
+        folder = folders[fmt]
+        pyfile_fmt = "json" if fmt == "jsonl" else fmt
+        for round_no in range(args.rounds):
+            figures = {}
+            for label, source, options in (
+                ("native", pyfile_fmt, {}),
+                ("pyfile", "pyfile", {"format": pyfile_fmt}),
+                ("ceiling", "pyfile_ceiling", {"format": pyfile_fmt}),
+            ):
+                if label != "native":
+                    options["sourceLogLocation"] = tempfile.mkdtemp(prefix="pyfile-bench-log-")
+                figures[label] = run_stream(spark, source, folder, options, args.max_files)
+            row = {
+                "gb": round(sizes[fmt], 2),
+                **{f"{k}_rps": round(v["rps"]) for k, v in figures.items()},
+                "rows": figures["native"]["rows"],
+                "pyfile_vs_native": round(figures["pyfile"]["rps"] / figures["native"]["rps"], 2),
+                "pyfile_vs_ceiling": round(figures["pyfile"]["rps"] / figures["ceiling"]["rps"], 2),
+            }
+            if figures["pyfile"]["rows"] != figures["native"]["rows"]:
+                raise RuntimeError(f"pyfile and Spark read different row counts: {figures}")
+            streams[fmt if args.rounds == 1 else f"{fmt} round {round_no}"] = row
+            print(
+                f"{fmt:8} {row['gb']:.2f} GB  native {row['native_rps'] / 1e6:5.2f} M rows/s  "
+                f"pyfile {row['pyfile_rps'] / 1e6:5.2f}  ceiling {row['ceiling_rps'] / 1e6:5.2f}  "
+                f"pyfile/native {row['pyfile_vs_native']:.2f}  "
+                f"pyfile/ceiling {row['pyfile_vs_ceiling']:.2f}",
+                flush=True,
+            )
+    results["streams"] = streams
+    results["master"] = args.master
+    spark.stop()
+    return results

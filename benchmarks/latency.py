@@ -1,0 +1,283 @@
+"""End-to-end latency from Event Hubs to files: pyeventhub -> pyfile (parquet) against the SDK's own
+consumer writing parquet, at steady send rates; and how long a new query takes to its first rows.
+
+The emulator, the sender and the SDK anchor each run in their own process. A row's latency is
+the time its batch became visible to ``spark.read.parquet`` (its ``_spark_metadata`` file
+appeared; Spark's readers list only what the manifest names) minus its ``enqueuedTime`` (the
+emulator's clock; same machine). The anchor's latency is the time its file was renamed into
+place minus the same stamp. Every event sent must arrive exactly once, or the scenario fails.
+The pipeline uses Spark's default trigger and no limits, as a user's first query would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks._harness import bench_session
+from benchmarks._latency_pieces import CONNECTION_ENV, ManifestWatcher, percentile
+
+__all__ = ["HELP", "SPARK", "add_arguments", "run"]
+
+HELP = "end-to-end latency pyeventhub -> pyfile vs the SDK consumer writing parquet"
+SPARK = True
+_PIECES = [sys.executable, "-m", "benchmarks._latency_pieces"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--rates", nargs="+", default=["1000", "10000", "max"], help="events/s, or max"
+    )
+    parser.add_argument("--seconds", type=float, default=20, help="sending time per rate")
+    parser.add_argument(
+        "--warmup", type=float, default=5, help="seconds sent first and left out of the figures"
+    )
+    parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--size", type=int, default=100, help="body bytes")
+    parser.add_argument("--first-rounds", type=int, default=3, help="fresh queries timed")
+    parser.add_argument("--drain-timeout", type=float, default=300)
+
+
+class _Visible:
+    """Rows per data file and when each file became visible (filled by the watcher thread)."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, float] = {}
+        self.rows = 0
+        self._lock = threading.Lock()
+
+    def add(self, path: str, seen_at: float) -> None:
+        import pyarrow.parquet as pq
+
+        rows = pq.read_metadata(path).num_rows
+        with self._lock:
+            self.files[path] = seen_at
+            self.rows += rows
+
+    def latencies_ms(self, since: float) -> list[float]:
+        """Latencies of the rows enqueued at or after ``since`` (epoch seconds)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        found: list[float] = []
+        for path, seen_at in self.files.items():
+            column = pq.read_table(path, columns=["enqueuedTime"]).column(0)
+            micros = column.cast(pa.timestamp("us", tz=column.type.tz)).cast(pa.int64())
+            stamps = [us / 1e6 for us in micros.to_pylist()]
+            found += [(seen_at - t) * 1000 for t in stamps if t >= since]
+        return found
+
+
+def _send(
+    env: dict[str, str], rate: int, seconds: float, args: argparse.Namespace
+) -> dict[str, Any]:
+    command = [*_PIECES, "send", str(rate), str(seconds), str(args.size), str(args.partitions)]
+    done = subprocess.run(command, env=env, stdout=subprocess.PIPE, text=True, check=True)
+    sent: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return sent
+
+
+def _iso(epoch: float) -> str:
+    """Spark's progress timestamp format (UTC, milliseconds) for comparisons as text."""
+    whole = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch))
+    return f"{whole}.{int(epoch * 1000) % 1000:03d}Z"
+
+
+def _wait(condition: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} within {timeout:.0f}s")
+        time.sleep(0.05)
+
+
+def _figures(latencies: list[float], sent: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "sent": sent["sent"],
+        "send rate": round(sent["rate"]),
+        "p50 ms": round(percentile(latencies, 0.5)),
+        "p95 ms": round(percentile(latencies, 0.95)),
+        "max ms": round(max(latencies, default=0.0)),
+    }
+
+
+def _pipeline(
+    spark: Any, conn: str, env: dict[str, str], rate: int, args: argparse.Namespace
+) -> dict[str, Any]:
+    """pyeventhub -> pyfile from the end of the hub while the sender runs at ``rate``.
+
+    The warm-up send is left out of the figures: the first rows after an idle start also pay
+    for starting the executors' Python workers and attaching receivers (see the first-rows
+    figure for that)."""
+    work = Path(tempfile.mkdtemp(prefix="pysparksources-latency-"))
+    visible = _Visible()
+    try:
+        query = (
+            spark.readStream.format("pyeventhub")
+            .option("connectionString", conn)
+            .load()
+            .select("enqueuedTime")
+            .writeStream.format("pyfile")
+            .option("format", "parquet")
+            .option("path", str(work / "out"))
+            .option("checkpointLocation", str(work / "ck"))
+            .start()
+        )
+        try:
+            _wait(lambda: query.lastProgress is not None, 120, "the query's first batch")
+            with ManifestWatcher(work / "out", visible.add):
+                warm = _send(env, rate, args.warmup, args)
+                sent = _send(env, rate, args.seconds, args)
+                total = warm["sent"] + sent["sent"]
+                _wait(
+                    lambda: visible.rows >= total or query.exception() is not None,
+                    args.drain_timeout,
+                    f"{total} events visible",
+                )
+            if query.exception() is not None:
+                raise RuntimeError(f"the pipeline failed: {query.exception()}")
+        finally:
+            query.stop()
+        if visible.rows != total:
+            raise RuntimeError(f"sent {total} events but {visible.rows} rows are visible")
+        batches = [
+            p["durationMs"]["triggerExecution"]
+            for p in query.recentProgress
+            if p["numInputRows"] > 0 and p["timestamp"] >= _iso(sent["started"])
+        ]
+        figures = _figures(visible.latencies_ms(since=sent["started"]), sent)
+        figures["batch ms"] = round(statistics.median(batches))
+        figures["batches"] = len(batches)
+        return figures
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _anchor(env: dict[str, str], rate: int, args: argparse.Namespace) -> dict[str, Any]:
+    """The SDK consumer writing one parquet file per received batch, same sender, same rate."""
+    work = Path(tempfile.mkdtemp(prefix="pysparksources-latency-anchor-"))
+    result_file = work / "result.json"
+    command = [*_PIECES, "anchor", str(work / "out"), str(args.drain_timeout), str(result_file)]
+    proc = subprocess.Popen(
+        command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        if proc.stdout.readline().strip() != "ready":
+            raise RuntimeError("the SDK anchor did not attach to the hub")
+        warm = _send(env, rate, args.warmup, args)
+        sent = _send(env, rate, args.seconds, args)
+        proc.stdin.write(f"{warm['sent'] + sent['sent']}\n")
+        proc.stdin.flush()
+        proc.wait(timeout=args.drain_timeout + 60)
+        result = json.loads(result_file.read_text())
+        total = warm["sent"] + sent["sent"]
+        if result["received"] != total:
+            raise RuntimeError(f"the SDK anchor got {result['received']} of {total} events")
+        measured = [ms for enqueued, ms in result["latencies_ms"] if enqueued >= sent["started"]]
+        return _figures(measured, sent)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _first_rows(start: Any, out: Path) -> float:
+    """Seconds from starting a query to its first rows visible in ``out``."""
+    seen = threading.Event()
+    started = time.time()
+    with ManifestWatcher(out, lambda path, at: seen.set()):
+        query = start()
+        try:
+            if not seen.wait(300):
+                raise TimeoutError("no rows visible 300 s after the query started")
+            elapsed = time.time() - started
+        finally:
+            query.stop()
+    return elapsed
+
+
+def _first_batch(spark: Any, conn: str, args: argparse.Namespace) -> dict[str, float]:
+    """A fresh query's time to its first rows: ours from 1,000 events already in the hub,
+    Spark's rate-micro-batch -> parquet file sink with 1,000 rows per batch beside it."""
+    from azure.eventhub import EventHubConsumerClient
+
+    with EventHubConsumerClient.from_connection_string(conn, consumer_group="$Default") as c:
+        last = {p: c.get_partition_properties(p)["last_enqueued_sequence_number"]
+                for p in c.get_partition_ids()}  # fmt: skip
+    per_partition = 1000 // len(last)
+    positions = json.dumps({p: {"seqNo": max(n - per_partition + 1, 0)} for p, n in last.items()})
+    times: dict[str, list[float]] = {"pyeventhub -> pyfile": [], "rate-micro-batch -> parquet": []}
+    for _ in range(args.first_rounds):
+        work = Path(tempfile.mkdtemp(prefix="pysparksources-first-"))
+        try:
+            ours = (
+                spark.readStream.format("pyeventhub")
+                .option("connectionString", conn)
+                .option("startingPositions", positions)
+                .load()
+                .writeStream.format("pyfile")
+                .option("format", "parquet")
+                .option("path", str(work / "ours"))
+                .option("checkpointLocation", str(work / "ours-ck"))
+            )
+            native = (
+                spark.readStream.format("rate-micro-batch")
+                .option("rowsPerBatch", 1000)
+                .load()
+                .writeStream.format("parquet")
+                .option("path", str(work / "native"))
+                .option("checkpointLocation", str(work / "native-ck"))
+            )
+            times["pyeventhub -> pyfile"].append(_first_rows(ours.start, work / "ours"))
+            times["rate-micro-batch -> parquet"].append(_first_rows(native.start, work / "native"))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return {label: round(statistics.median(v), 2) for label, v in times.items()}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Each rate: our pipeline, then the SDK anchor; then fresh queries' first rows."""
+    from benchmarks._eventhubs import emulator_process
+
+    spark = bench_session(args)
+    results: dict[str, Any] = {"master": args.master, "partitions": args.partitions}
+    rates = {label: 0 if label == "max" else int(label) for label in args.rates}
+    with emulator_process("latency", args.partitions) as conn:
+        env = {**os.environ, CONNECTION_ENV: conn}
+        for label, rate in rates.items():
+            ours = _pipeline(spark, conn, env, rate, args)
+            anchor = _anchor(env, rate, args)
+            results[label] = {"pyeventhub -> pyfile": ours, "SDK consumer -> parquet": anchor}
+            print(f"rate {label}: ours {ours}, anchor {anchor}", flush=True)
+        results["first rows s"] = _first_batch(spark, conn, args)
+    spark.stop()
+    _print(results, rates)
+    return results
+
+
+def _print(results: dict[str, Any], rates: dict[str, int]) -> None:
+    print(f"\n{'requested':>10} {'sent/s':>8} {'pipeline':<26} {'p50 ms':>8} {'p95 ms':>8}"
+          f" {'batch ms':>9} {'batches':>8}")  # fmt: skip
+    for label in rates:
+        for pipeline, row in results[label].items():
+            print(
+                f"{label:>10} {row['send rate']:>8,} {pipeline:<26} {row['p50 ms']:>8,}"
+                f" {row['p95 ms']:>8,} {row.get('batch ms', '-'):>9} {row.get('batches', '-'):>8}"
+            )
+    first = results["first rows s"]
+    ours, native = first["pyeventhub -> pyfile"], first["rate-micro-batch -> parquet"]
+    print(
+        f"\nfirst rows visible after start(): pyeventhub -> pyfile {ours:.2f} s, "
+        f"rate-micro-batch -> parquet {native:.2f} s ({ours / native:.2f}x)"
+    )

@@ -1,0 +1,83 @@
+"""``pysparksources eventhubs-emulator``: serve hubs on 127.0.0.1 until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from pysparksources_emulator._config import EmulatorConfig, HubConfig
+from pysparksources_emulator._emulator import EventHubsEmulator
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pysparksources eventhubs-emulator", description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
+    parser.add_argument("--port", type=int, default=5672, help="AMQP port; 0 picks one (5672)")
+    parser.add_argument("--config", type=Path, help="Config.json in Microsoft's emulator shape")
+    parser.add_argument("--data-dir", type=Path, help="keep events in segment files here")
+    parser.add_argument(
+        "--hub",
+        action="append",
+        default=[],
+        metavar="NAME:PARTITIONS",
+        help="serve a hub (repeatable); default eh1:2 when no --config",
+    )
+    parser.add_argument(
+        "--key", metavar="NAME=KEY", help="require SAS tokens signed with this policy key"
+    )
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
+    config = EmulatorConfig.from_file(args.config) if args.config else EmulatorConfig()
+    for spec in args.hub:
+        name, _, count = spec.partition(":")
+        config.hubs.append(HubConfig(name, int(count) if count else 2))
+    if not config.hubs:
+        config.hubs.append(HubConfig("eh1", 2))
+    if args.data_dir is not None:
+        config.data_dir = args.data_dir
+    if args.key:
+        name, _, key = args.key.partition("=")
+        config.keys[name] = key
+    return config
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    config = config_from_args(args)
+    emulator = EventHubsEmulator(config, host=args.host, port=args.port).start()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    if hasattr(signal, "SIGUSR1"):  # kill -USR1 <pid>: every thread's stack on stderr
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    try:
+        print(f"Event Hubs emulator on {emulator.endpoint} (Ctrl-C stops it)")
+        print(f"storage: {config.data_dir or 'in memory'}")
+        for hub in config.hubs:
+            groups = ", ".join(hub.consumer_groups)
+            print(f"  hub {hub.name}: {hub.partition_count} partitions; groups {groups}")
+            print(f"    {emulator.connection_string(hub.name)}")
+        sys.stdout.flush()
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        emulator.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(build_parser().parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

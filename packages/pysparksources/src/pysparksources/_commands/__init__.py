@@ -1,0 +1,1 @@
+"""The command line's subcommands: demo, doctor and the local session they start."""

@@ -1,0 +1,1 @@
+"""What every source shares: options, the data source base, offsets, checkpoints, workers."""

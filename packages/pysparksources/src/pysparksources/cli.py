@@ -1,0 +1,153 @@
+"""The ``pysparksources`` command: ``demo``, ``doctor`` and ``eventhubs migrate-checkpoint``.
+
+Building the parser imports nothing else of the package: each subcommand imports what it runs.
+``eventhubs-emulator`` hands its arguments to the emulator's own command (the
+``pysparksources-emulator`` distribution), and ``bench`` says where the benchmarks went.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["main"]
+
+Handler = Callable[[argparse.Namespace, list[str]], int]
+
+
+def _note_worker_python() -> None:
+    """Say what the user's own sessions need; demo and bench point Spark at this interpreter."""
+    from pysparksources._core import worker_python as _worker_python
+
+    problem = None if _worker_python.already_warned() else _worker_python.path_python_problem()
+    if problem:
+        print(f"pysparksources: {problem}", file=sys.stderr)
+    if problem or _worker_python.already_warned():
+        print(
+            f"pysparksources: this command runs Spark with PYSPARK_PYTHON={sys.executable}",
+            file=sys.stderr,
+        )
+
+
+def _demo(args: argparse.Namespace, rest: list[str]) -> int:
+    from pysparksources._commands.demo import run_demo
+
+    _note_worker_python()
+    return run_demo(batches=args.batches)
+
+
+def _bench(args: argparse.Namespace, rest: list[str]) -> int:
+    print(
+        "pysparksources: the benchmarks ship in no wheel; from a clone of the repository run "
+        "./dev bench " + " ".join(rest or ["--help"]),
+        file=sys.stderr,
+    )
+    return 2
+
+
+def _doctor(args: argparse.Namespace, rest: list[str]) -> int:
+    from pysparksources._commands.doctor import run_doctor
+
+    return run_doctor(master=args.master, connect_url=args.connect)
+
+
+def _eventhubs_emulator(args: argparse.Namespace, rest: list[str]) -> int:
+    try:
+        from pysparksources_emulator import serve
+    except ImportError:
+        print(
+            "pysparksources: the Event Hubs emulator is its own distribution: "
+            "pip install pysparksources-emulator, then run pysparksources-emulator",
+            file=sys.stderr,
+        )
+        return 2
+    return serve(rest)
+
+
+# Subcommands that parse the rest of the command line themselves.
+_DELEGATED = {"bench", "eventhubs-emulator"}
+
+
+def _eventhubs_migrate_checkpoint(args: argparse.Namespace, rest: list[str]) -> int:
+    from pysparksources.eventhubs._migrate import run
+
+    return run(args)
+
+
+def _add_eventhubs_tools(commands: Any) -> None:
+    eventhubs = commands.add_parser("eventhubs", help="Event Hubs tools (no Spark needed)")
+    tools = eventhubs.add_subparsers(dest="eventhubs_command", required=True)
+    migrate = tools.add_parser(
+        "migrate-checkpoint",
+        help="startingPositions that continue a Scala-connector query's checkpoint",
+        description="Print the pyeventhub startingPositions JSON that continues exactly where "
+        "the Scala connector's query of this checkpoint stopped (its last committed batch).",
+    )
+    migrate.add_argument("checkpoint", metavar="checkpointLocation", help="path or fsspec URL")
+    migrate.add_argument(
+        "--source-index",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the Event Hubs source's index in the query (default: the only one that fits)",
+    )
+    migrate.add_argument("--hub", default=None, metavar="NAME", help="hub, if several")
+    migrate.add_argument(
+        "--partition-count",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the hub's partition count now, to warn about partitions the checkpoint lacks",
+    )
+    migrate.set_defaults(handler=_eventhubs_migrate_checkpoint)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pysparksources",
+        description="The demo, a setup check and Event Hubs tools.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    demo = commands.add_parser("demo", help="run the demo pipeline on a local Spark")
+    demo.add_argument(
+        "--batches",
+        type=int,
+        default=8,
+        help="micro-batches of 1500 rows pyrate writes (default 8); the reader reads them all",
+    )
+    demo.set_defaults(handler=_demo)
+
+    bench = commands.add_parser(
+        "bench", add_help=False, help="moved: ./dev bench in a clone of the repository"
+    )
+    bench.set_defaults(handler=_bench)
+
+    doctor = commands.add_parser("doctor", help="check Java, worker Python, sessions, executors")
+    doctor.add_argument("--master", default="local[1]", help="master URL to try (local[1])")
+    doctor.add_argument("--connect", default=None, metavar="sc://HOST:PORT", help="Connect URL")
+    doctor.set_defaults(handler=_doctor)
+
+    emulator = commands.add_parser(
+        "eventhubs-emulator",
+        add_help=False,
+        help="the Event Hubs emulator (pysparksources-emulator; --help for options)",
+    )
+    emulator.set_defaults(handler=_eventhubs_emulator)
+    _add_eventhubs_tools(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.command not in _DELEGATED:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    handler: Handler = args.handler
+    return handler(args, rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,239 @@
+"""Avro bodies of a received batch -> the ``body`` struct column; events that do not decode.
+
+A read task turns each chunk of received events into the plain read schema first
+(:mod:`_arrowize`), then calls :func:`decode_batch`. Each body is decoded on its own with
+fastavro (an undecodable event cannot spill into its neighbours), the results become one
+Arrow array in a single conversion, and bad events are handled by ``mode`` /
+``badRecordsPath`` like Spark's file readers: fail naming hub, partition and sequence number,
+keep with a null body and a corrupt-record column, drop, or write to a folder and skip.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import threading
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pysparksources._core.arrow import spark_arrow_schema
+from pysparksources.eventhubs._avro_arrow import (
+    arrow_type,
+    finish,
+    raw_schema,
+    spark_type,
+    union_shaper,
+)
+from pysparksources.eventhubs._avro_schema import parse_avro_schema
+from pysparksources.eventhubs._schema_registry import schema_by_id, schema_id_of
+
+if TYPE_CHECKING:
+    from pysparksources.eventhubs._body_format import BodyFormat
+    from pysparksources.eventhubs.options import SourceConfig
+
+__all__ = ["BadRecordError", "decode_batch", "read_arrow_schema"]
+
+_DECODERS: dict[BodyFormat, _Decoder] = {}
+_LOCK = threading.Lock()
+
+
+class BadRecordError(ValueError):
+    """An event's body does not decode with mode=FAILFAST."""
+
+
+def read_arrow_schema(body: BodyFormat) -> pa.Schema:
+    """The Arrow schema Spark expects for the read schema with this body format."""
+    from pyspark.sql.types import BinaryType, StringType, StructField, StructType
+
+    from pysparksources.eventhubs._schema import ARROW_SCHEMA
+
+    assert body.schema_json is not None
+    body_type = spark_type(parse_avro_schema(body.schema_json)[1])
+    fields = [StructField("body", body_type)]
+    if body.mode == "PERMISSIVE" and body.bad_records_path is None:
+        corrupt = StructType(
+            [StructField("body", BinaryType()), StructField("error", StringType())]
+        )
+        fields.append(StructField(body.corrupt_column, corrupt))
+    converted = spark_arrow_schema(StructType(fields))
+    columns = [converted.field(0), *list(ARROW_SCHEMA)[1:]]
+    return pa.schema(columns + list(converted)[1:])
+
+
+class _Decoder:
+    """One reader's schema, its fastavro form and the writers' schemas seen so far."""
+
+    def __init__(self, body: BodyFormat) -> None:
+        import fastavro
+
+        assert body.schema_json is not None
+        document, self.avro = parse_avro_schema(body.schema_json)
+        self.reader = fastavro.parse_schema(raw_schema(document))
+        self.raw_type = arrow_type(self.avro, raw=True)
+        self.shaper = union_shaper(self.avro)
+        self.arrow_schema = read_arrow_schema(body)
+        self.registry = body.registry
+        self._read = fastavro.schemaless_reader
+        self._parse = fastavro.parse_schema
+        self._writers: dict[str, Any] = {}
+
+    def _writer(self, content_type: str | None) -> Any:
+        if self.registry is None:
+            return None
+        schema_id = schema_id_of(content_type)
+        if schema_id is None:
+            raise ValueError(
+                f"content type {content_type!r} names no schema id (expected avro/binary+<id>)"
+            )
+        writer = self._writers.get(schema_id)
+        if writer is None:
+            definition = schema_by_id(self.registry, schema_id)
+            writer = self._parse(raw_schema(json.loads(definition)))
+            self._writers[schema_id] = writer
+        return writer
+
+    def decode(self, body: bytes | None, content_type: str | None) -> Any:
+        writer = self._writer(content_type)
+        if body is None:
+            raise ValueError("the event has no body")
+        stream = io.BytesIO(body)
+        value = self._read(
+            stream,
+            writer if writer is not None else self.reader,
+            self.reader if writer is not None else None,
+            return_record_name=True,
+            return_record_name_override=True,
+        )
+        left = len(body) - stream.tell()
+        if left:
+            raise ValueError(f"{left} bytes are left after the record")
+        return self.shaper(value) if self.shaper is not None else value
+
+
+def _decoder(body: BodyFormat) -> _Decoder:
+    with _LOCK:
+        decoder = _DECODERS.get(body)
+        if decoder is None:
+            decoder = _DECODERS[body] = _Decoder(body)
+        return decoder
+
+
+def _describe_error(error: Exception) -> str:
+    text = str(error)
+    return (f"{type(error).__name__}: {text}" if text else type(error).__name__)[:500]
+
+
+def decode_batch(
+    config: SourceConfig, batch: pa.RecordBatch, content_types: list[Any]
+) -> pa.RecordBatch:
+    """``batch`` (plain read schema) with ``body`` decoded; bad events handled per ``mode``."""
+    from pysparksources.eventhubs._schema_registry import RegistryError
+
+    body = config.body
+    decoder = _decoder(body)
+    bodies = batch.column(0).to_pylist()
+    values: list[Any] = []
+    errors: list[str | None] = []
+    for raw, content_type in zip(bodies, content_types, strict=True):
+        try:
+            values.append(decoder.decode(raw, content_type))
+            errors.append(None)
+        except RegistryError:
+            raise  # the registry is unreachable or refuses us: not the event's fault
+        except Exception as error:
+            values.append(None)
+            errors.append(_describe_error(error))
+    bad = [i for i, e in enumerate(errors) if e is not None]
+    if bad and not body.drops_bad and body.mode == "FAILFAST":
+        raise BadRecordError(_failfast_message(config, batch, bad, errors))
+    if bad and body.bad_records_path is not None:
+        _write_bad_records(config, batch, bad, errors, content_types)
+    decoded = finish(pa.array(values, type=decoder.raw_type), decoder.avro)
+    schema = decoder.arrow_schema
+    columns = [decoded.cast(schema.field(0).type), *batch.columns[1:]]
+    if len(schema) > len(batch.columns):  # PERMISSIVE: the corrupt-record column
+        is_bad = pa.array([e is not None for e in errors])
+        corrupt_body = pc.if_else(is_bad, batch.column(0), pa.scalar(None, pa.binary()))
+        corrupt = pa.StructArray.from_arrays(
+            [corrupt_body, pa.array(errors, pa.string())],
+            names=["body", "error"],
+            mask=pc.invert(is_bad),
+        )
+        columns.append(corrupt.cast(schema.field(len(schema) - 1).type))
+    result = pa.RecordBatch.from_arrays(columns, schema=schema)
+    if bad and body.drops_bad:
+        result = result.filter(pa.array([e is None for e in errors]))
+    return result
+
+
+def _failfast_message(
+    config: SourceConfig, batch: pa.RecordBatch, bad: list[int], errors: list[str | None]
+) -> str:
+    first = bad[0]
+    partition = batch.column(1)[first].as_py()
+    sequence = batch.column(3)[first].as_py()
+    return (
+        f"pyeventhub: the body of event sequenceNumber {sequence} in partition {partition} of "
+        f"{config.connection.describe()} does not decode as Avro ({errors[first]}); "
+        f"{len(bad)} of {batch.num_rows} events in this chunk do not. Set mode=PERMISSIVE "
+        "(null body, error in columnNameOfCorruptRecord), mode=DROPMALFORMED or badRecordsPath "
+        "to keep reading"
+    )
+
+
+def _write_bad_records(
+    config: SourceConfig,
+    batch: pa.RecordBatch,
+    bad: list[int],
+    errors: list[str | None],
+    content_types: list[Any],
+) -> None:
+    """One JSON-lines file per chunk; its name comes from the chunk's first sequence number,
+    so a retried task overwrites its own file instead of adding duplicates."""
+    import fsspec
+
+    path = config.body.bad_records_path
+    assert path is not None
+    rows = batch.select([0, 1, 2, 3, 4, 6]).take(pa.array(bad)).to_pylist()
+    lines = []
+    for row, i in zip(rows, bad, strict=True):
+        line = {
+            "eventHub": config.connection.event_hub,
+            "partition": row["partition"],
+            "offset": row["offset"],
+            "sequenceNumber": row["sequenceNumber"],
+            "enqueuedTime": row["enqueuedTime"].isoformat() if row["enqueuedTime"] else None,
+            "partitionKey": row["partitionKey"],
+            "contentType": content_types[i],
+            "body": base64.b64encode(row["body"]).decode() if row["body"] is not None else None,
+            "error": errors[i],
+        }
+        lines.append(json.dumps(line, sort_keys=True))
+    fs, root = fsspec.core.url_to_fs(path)
+    fs.makedirs(root, exist_ok=True)
+    partition = rows[0]["partition"]
+    first = batch.column(3)[0].as_py()
+    name = f"{config.connection.event_hub}-{partition}-{first}.json"
+    with fs.open(f"{root.rstrip('/')}/{name}", "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def check_read_schema(body: BodyFormat, schema: Any) -> None:
+    """A ``.schema(...)`` given to an Avro read must be the one avroSchema gives (query start;
+    Spark does not show a user schema to the data source at load())."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from pysparksources.errors import OptionError
+    from pysparksources.eventhubs.options import NAME
+
+    expected = from_arrow_schema(read_arrow_schema(body))
+    if schema.simpleString() != expected.simpleString():
+        raise OptionError.invalid(
+            NAME,
+            "avroSchema",
+            f"the read schema given with .schema() is {schema.simpleString()}, but avroSchema "
+            f"reads as {expected.simpleString()}; drop .schema() or make them match",
+        ).with_traceback(None)

@@ -1,0 +1,380 @@
+"""pyeventhub's readers, in the order the engine calls them.
+
+Driver (one long-lived process per query run): getDefaultReadLimit -> initialOffset ->
+prepareForTriggerAvailableNow (AvailableNow only) -> latestOffset(start, limit) ->
+reportLatestOffset -> partitions -> commit -> stop. Executors: read(partition).
+
+Offsets are ``{"<hub>": {"<partition>": next sequence number}}`` (the Scala connector's form);
+a batch reads [start, end) of every partition.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    ReadMinRows,
+    SupportsTriggerAvailableNow,
+)
+
+from pysparksources._core.offsets import canonical_offset, checked_ints, offset_error
+from pysparksources._core.worker_gc import freeze_imports
+from pysparksources.eventhubs import _task_stats as task_stats
+from pysparksources.eventhubs._admission import TriggerGate, next_end
+from pysparksources.eventhubs._arrowize import to_record_batch
+from pysparksources.eventhubs._avro_read import BadRecordError, check_read_schema, decode_batch
+from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo
+from pysparksources.eventhubs._receivers import DataLossError, PositionedReceiver, acquire, release
+from pysparksources.eventhubs._schema_registry import RegistryError
+from pysparksources.eventhubs.options import SourceConfig, parse_source_options
+from pysparksources.eventhubs.planning import EventHubPartition, plan_partitions
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+__all__ = ["LAST_ENQUEUED_KEY", "EventHubBatchReader", "EventHubStreamReader", "read_partition"]
+
+log = logging.getLogger(__name__)
+Offset = dict[str, Any]
+_LINK_RETRIES = 3
+_ROWS_PER_ARROW_BATCH = 8192
+# The reported latest offset's key for each partition's newest enqueued time (see
+# reportLatestOffset); pysparksources.monitoring reads it.
+LAST_ENQUEUED_KEY = "@lastEnqueuedTime"
+
+
+def _positions_of(config: SourceConfig, offset: Offset) -> dict[str, int]:
+    hub = config.connection.event_hub
+    if not isinstance(offset, dict) or not isinstance(offset.get(hub), dict):
+        raise offset_error(
+            "pyeventhub", offset, f"is not for hub {hub!r} (a checkpoint belongs to one hub)"
+        )
+    positions = offset[hub]
+    if not all(k.isascii() and k.isdigit() for k in positions):
+        raise offset_error("pyeventhub", offset, "has a key that is not a partition id")
+    return checked_ints("pyeventhub", positions, tuple(positions), "a map of partition ids")
+
+
+def _offset(config: SourceConfig, positions: dict[str, int]) -> Offset:
+    return canonical_offset({config.connection.event_hub: positions})
+
+
+def _iso_millis(moment: datetime) -> str:
+    """``2026-11-23T10:00:00.123Z``: the service stamps milliseconds, in UTC."""
+    utc = moment.astimezone(timezone.utc)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def _lost(config: SourceConfig, pid: str, first: int, retained: int) -> str:
+    return (
+        f"pyeventhub: events {first}..{retained - 1} of {config.connection.describe()} "
+        f"partition {pid} expired (retention) before they were read"
+    )
+
+
+def _check_partition_ids(config: SourceConfig, ids: dict[str, Any]) -> None:
+    """``partitions`` and per-partition positions must name partitions the hub has, and
+    positions only partitions that are read (a typo is not silent)."""
+    hub = config.connection.describe()
+    if config.partitions is not None:
+        unknown = sorted(set(config.partitions) - set(ids), key=int)
+        if unknown:
+            raise ValueError(
+                f"pyeventhub: option 'partitions' names partition(s) {', '.join(unknown)} but "
+                f"{hub} has partitions {', '.join(ids)}"
+            )
+    read = set(ids) if config.partitions is None else set(config.partitions)
+    for name, given in (
+        ("startingPositions", config.starting_per_partition),
+        ("endingPositions", config.ending_per_partition),
+    ):
+        unknown = sorted(set(given) - set(ids), key=int)
+        if unknown:
+            raise ValueError(
+                f"pyeventhub: option '{name}' names partition(s) {', '.join(unknown)} but "
+                f"{hub} has partitions {', '.join(ids)}"
+            )
+        unread = sorted(set(given) - read, key=int)
+        if unread:
+            raise ValueError(
+                f"pyeventhub: option '{name}' names partition(s) {', '.join(unread)} that "
+                f"option 'partitions' ({','.join(config.partitions or ())}) does not read"
+            )
+
+
+def _read_partitions(config: SourceConfig, infos: dict[str, PartitionInfo]) -> list[str]:
+    """The partition ids a query reads: ``partitions`` if given, else every one of the hub."""
+    if config.partitions is None:
+        return list(infos)
+    return [pid for pid in infos if pid in config.partitions]
+
+
+def _check_checkpoint_partitions(config: SourceConfig, positions: dict[str, int]) -> None:
+    """With ``partitions``, a checkpoint must hold exactly those: the set is fixed for the
+    life of a checkpoint (a partition dropped would silently stop being read, one added
+    would need a starting position that only a new query applies)."""
+    if config.partitions is None or set(positions) == set(config.partitions):
+        return
+    held = ",".join(sorted(positions, key=int))
+    resume = json.dumps({pid: {"seqNo": positions[pid]} for pid in sorted(positions, key=int)})
+    raise ValueError(
+        f"pyeventhub: option 'partitions' is {','.join(config.partitions)} but the checkpoint "
+        f"reads partitions {held}; the set is fixed for the life of a checkpoint. To change "
+        f"it, start a new checkpoint with startingPositions {resume} (the checkpoint's "
+        "positions) and startingPosition for the partitions added"
+    )
+
+
+def _clamp_expired(
+    config: SourceConfig, ranges: dict[str, tuple[int, int]], infos: dict[str, PartitionInfo]
+) -> dict[str, tuple[int, int]]:
+    """failOnDataLoss on the driver: fail, or move a range's start to the first retained event."""
+    result = {}
+    for pid, (start, until) in ranges.items():
+        info = infos.get(pid)
+        if info is not None and until > start and start < info.beginning:
+            message = _lost(config, pid, start, min(info.beginning, until))
+            if config.fail_on_data_loss:
+                raise DataLossError(message + "; set failOnDataLoss=false to skip them")
+            log.warning("%s; skipping %d events", message, min(info.beginning, until) - start)
+            start = min(info.beginning, until)
+        result[pid] = (start, until)
+    return result
+
+
+def _check_schema(config: SourceConfig, schema: StructType) -> None:
+    if config.body.avro:
+        check_read_schema(config.body, schema)
+
+
+def _record_batch(config: SourceConfig, events: list[Any], partition_id: str) -> pa.RecordBatch:
+    batch = to_record_batch(events, partition_id)
+    if not config.body.avro:
+        return batch
+    return decode_batch(config, batch, [event.content_type for event in events])
+
+
+class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
+    """Micro-batch reads with admission control, AvailableNow and lag reporting."""
+
+    def __init__(self, options: dict[str, str], schema: StructType) -> None:
+        self._config = parse_source_options(options, streaming=True)
+        _check_schema(self._config, schema)
+        self._meta: HubMetadata | None = None
+        self._frozen: dict[str, int] | None = None
+        self._latest: dict[str, int] | None = None
+        self._enqueued: dict[str, datetime | None] = {}
+        self._initial: Offset | None = None
+        self._checkpoint_checked = False
+        cfg = self._config
+        self._gate = (
+            None
+            if cfg.min_events_per_trigger is None
+            else TriggerGate(cfg.min_events_per_trigger, cfg.max_trigger_delay_s, time.monotonic)
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_meta"] = None
+        return state
+
+    def _metadata(self) -> HubMetadata:
+        if self._meta is None:
+            self._meta = HubMetadata(self._config)
+        return self._meta
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        # No composite limit exists for Python sources: with both bounds the engine hands back
+        # ReadMinRows and latestOffset applies maxEventsPerTrigger from the options.
+        if self._config.min_events_per_trigger is not None:
+            return ReadMinRows(self._config.min_events_per_trigger)
+        if self._config.max_events_per_trigger is not None:
+            return ReadMaxRows(self._config.max_events_per_trigger)
+        return ReadAllAvailable()
+
+    def initialOffset(self) -> Offset:
+        # Only a query without a checkpoint gets here: starting positions apply once. Spark
+        # asks twice while starting (for the first batch's end and again for its start), and
+        # an @latest start must give the same answer both times.
+        if self._initial is None:
+            meta = self._metadata()
+            cfg = self._config
+            # Reuses the snapshot AvailableNow just took, if any: one fetch costs ~0.8 s.
+            infos = meta.partitions()
+            _check_partition_ids(cfg, infos)
+            starts = {
+                pid: cfg.starting_per_partition.get(pid, cfg.starting)
+                for pid in _read_partitions(cfg, infos)
+            }
+            self._initial = _offset(cfg, meta.resolve(starts))
+        return self._initial
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        infos = self._metadata().partitions(fresh=True)
+        self._frozen = {pid: infos[pid].latest for pid in _read_partitions(self._config, infos)}
+
+    def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:
+        cfg = self._config
+        begin = _positions_of(cfg, start)
+        meta = self._metadata()
+        meta.expect(begin)  # a restarted query: its checkpoint names the hub's partitions
+        infos = meta.partitions()
+        if not self._checkpoint_checked:  # a restarted query meets its options here first
+            _check_partition_ids(cfg, infos)
+            _check_checkpoint_partitions(cfg, begin)
+            self._checkpoint_checked = True
+        latest = {pid: infos[pid].latest for pid in _read_partitions(cfg, infos)}
+        self._latest = latest
+        # An empty partition may still name the time of an event that has expired: not newest.
+        self._enqueued = {
+            pid: None if infos[pid].empty else infos[pid].last_enqueued for pid in latest
+        }
+        if self._frozen is not None:
+            latest = dict(self._frozen)
+        beginnings = {pid: info.beginning for pid, info in infos.items()}
+        if isinstance(limit, ReadMaxRows):
+            max_rows: int | None = limit.max_rows
+        elif isinstance(limit, ReadMinRows):
+            max_rows = cfg.max_events_per_trigger
+            # AvailableNow ends at the first trigger that finds nothing new: holding events
+            # back there would end the run early, so it reads at once.
+            if self._gate is not None and self._frozen is None:
+                everything = next_end(begin, latest, beginnings, None)
+                waiting = sum(
+                    everything[pid] - begin.get(pid, beginnings.get(pid, 0)) for pid in everything
+                )
+                if not self._gate.admit(waiting):
+                    return _offset(cfg, begin)
+        else:
+            max_rows = None  # ReadAllAvailable
+        end = next_end(begin, latest, beginnings, max_rows)
+        return _offset(cfg, end)
+
+    def reportLatestOffset(self) -> Offset | None:
+        """The partitions' ends, and when each one's newest event was enqueued.
+
+        Spark only shows this in the progress (``sources[].latestOffset``); it never enters
+        the offset log, so the extra key cannot change what a checkpoint holds. The key starts
+        with ``@``, which an Event Hub name cannot, so it never collides with the hub's.
+        """
+        if self._latest is None:
+            return None
+        report = {self._config.connection.event_hub: self._latest}
+        times = {pid: _iso_millis(t) for pid, t in self._enqueued.items() if t is not None}
+        return canonical_offset({**report, LAST_ENQUEUED_KEY: times})
+
+    def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:
+        begin = _positions_of(self._config, start)
+        until = _positions_of(self._config, end)
+        # latestOffset fetched these moments ago; read tasks check retention again anyway.
+        infos = self._metadata().partitions(max_age=math.inf)
+        ranges = {
+            pid: (begin.get(pid, infos[pid].beginning if pid in infos else 0), u)
+            for pid, u in until.items()
+        }
+        ranges = _clamp_expired(self._config, ranges, infos)
+        return list(plan_partitions(self._config, ranges, len(until)))
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, EventHubPartition):
+            return iter(())  # Spark's placeholder when the plan holds no partitions
+        freeze_imports()
+        return read_partition(partition)
+
+    def commit(self, end: Offset) -> None:
+        pass  # Event Hubs keeps events until retention; nothing to acknowledge.
+
+    def stop(self) -> None:
+        if self._meta is not None:
+            self._meta.close()
+
+
+class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
+    """spark.read: events between startingPosition(s) and endingPosition(s) at read time."""
+
+    def __init__(self, options: dict[str, str], schema: StructType) -> None:
+        self._config = parse_source_options(options, streaming=False)
+        _check_schema(self._config, schema)
+
+    def partitions(self) -> list[InputPartition]:
+        cfg = self._config
+        meta = HubMetadata(cfg)
+        try:
+            infos = meta.partitions(fresh=True)
+            _check_partition_ids(cfg, infos)
+            read = _read_partitions(cfg, infos)
+            lows = meta.resolve({p: cfg.starting_per_partition.get(p, cfg.starting) for p in read})
+            highs = meta.resolve({p: cfg.ending_per_partition.get(p, cfg.ending) for p in read})
+            ranges = {pid: (lows[pid], min(highs[pid], infos[pid].latest)) for pid in read}
+        finally:
+            meta.close()
+        ranges = _clamp_expired(cfg, ranges, infos)
+        return list(plan_partitions(cfg, ranges, len(infos)))
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, EventHubPartition):
+            return iter(())  # Spark's placeholder when the plan holds no partitions
+        freeze_imports()
+        return read_partition(partition)
+
+
+def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
+    """Events [start, until) of one partition as RecordBatches, through the receiver cache."""
+    cfg = part.config
+    began = time.monotonic()
+    receiver, reuse = acquire(cfg, part.partition_id, part.start)
+    count = 0
+    ok = False
+
+    def on_gap(expected: int, got: int) -> None:
+        message = _lost(cfg, part.partition_id, expected, got)
+        if cfg.fail_on_data_loss:
+            raise DataLossError(message + "; set failOnDataLoss=false to skip them")
+        log.warning("%s; skipping %d events", message, got - expected)
+
+    attempts = 0
+    buffered: list[Any] = []  # SDK batches are small; Spark's Arrow hop prefers big ones
+    try:
+        while True:
+            try:
+                for events in receiver.take(part.until, on_gap):
+                    count += len(events)
+                    buffered.extend(events)
+                    if len(buffered) >= _ROWS_PER_ARROW_BATCH:
+                        yield _record_batch(cfg, buffered, part.partition_id)
+                        buffered = []
+                break
+            except (DataLossError, TimeoutError, BadRecordError, RegistryError):
+                raise  # not the link's fault: reconnecting would not help
+            except Exception as error:
+                # A link error the SDK gave up on: resume on a new link where this one
+                # stopped, a few times, before failing the task (Spark may retry it).
+                attempts += 1
+                if attempts > _LINK_RETRIES or receiver.next_seq is None:
+                    raise
+                log.warning(
+                    "pyeventhub: receiver for %s partition %s failed (%s); reconnecting at %d",
+                    cfg.connection.describe(),
+                    part.partition_id,
+                    type(error).__name__,
+                    receiver.next_seq,
+                )
+                receiver.close()
+                receiver = PositionedReceiver(cfg, part.partition_id, receiver.next_seq)
+        if buffered:
+            yield _record_batch(cfg, buffered, part.partition_id)
+        ok = True
+    finally:
+        release(receiver, ok)
+        task_stats.record(part, reuse, count, time.monotonic() - began)

@@ -1,0 +1,577 @@
+"""pyfile's readers, in the order the engine calls them.
+
+Driver (one long-lived process per query run): getDefaultReadLimit -> initialOffset ->
+prepareForTriggerAvailableNow (AvailableNow only) -> latestOffset(start, limit) -> partitions ->
+commit(end) -> stop. Executors: read(partition), which needs nothing but the partition.
+
+The offset is ``{"logId": id, "logOffset": n}``: n is a batch id of the source's own log (see
+source_log), id names that log. The files of batch n are written to the log inside latestOffset,
+before Spark writes the offset to its WAL, so a batch replayed after a crash holds exactly the
+same files, as in Spark's FileStreamSource. The id lets the source refuse a checkpoint written
+against another log; ``{"logOffset": -1}`` (no id) is the initial offset of a fresh checkpoint,
+which is refused when the log already belongs to one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxBytes,
+    ReadMaxFiles,
+    SupportsTriggerAvailableNow,
+)
+
+from pysparksources._core.arrow import spark_arrow_schema
+from pysparksources._core.offsets import canonical_offset, checked_ints, offset_error
+from pysparksources._core.worker_gc import freeze_imports
+from pysparksources.errors import OptionError
+from pysparksources.files._admission import Admission
+from pysparksources.files._clean import SourceCleaner
+from pysparksources.files._filesystem import FileLocation, exclusive_create_problem
+from pysparksources.files._formats_read import read_split
+from pysparksources.files._listing import FileEntry, list_files
+from pysparksources.files._manifest import CommittedFiles, ManifestLog, committed_files, uri_to_url
+from pysparksources.files._seen import SeenFiles
+from pysparksources.files._source_log import LogEntry, SourceLog, prune
+from pysparksources.files.options import SourceConfig, parse_source_options
+from pysparksources.files.planning import FilePartition, ReadContext, plan_partitions
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+__all__ = [
+    "FileBatchReader",
+    "FileStreamReader",
+    "SourceLister",
+    "committed_files",
+    "read_schema",
+]
+
+log = logging.getLogger(__name__)
+Offset = dict[str, Any]
+METADATA_DIR = "_spark_metadata"
+
+
+def read_schema(options: dict[str, str]) -> str:
+    """Validate the read options at ``load()`` and give the schema when the user gave none.
+
+    Spark calls this only for reads without ``.schema(...)``, before it knows whether the
+    read is a stream: the stream-only checks wait for the reader. Text has a schema; other
+    formats need the user's.
+    """
+    config = _config(options, streaming=None)
+    if config.reader.format == "text":
+        return "value STRING"
+    error = OptionError.invalid(
+        "pyfile",
+        "format",
+        "a schema is required for this format: spark.readStream.format('pyfile')"
+        ".schema('a INT, b STRING')... (pyfile does not infer schemas; only text has one)",
+        config.reader.format,
+    )
+    raise error.bare() from None
+
+
+def _config(options: dict[str, str], streaming: bool | None) -> SourceConfig:
+    try:
+        config = parse_source_options(options, streaming)
+    except OptionError as error:
+        raise error.bare() from None
+    _require_folder(config)
+    return config
+
+
+def _require_folder(config: SourceConfig) -> None:
+    """Refuse a missing folder at query start, as Spark's file source does (a file is read alone).
+
+    Reading a typo'd path as an empty stream would wait forever without a word. A glob may
+    match nothing yet: that stays allowed, as in Spark.
+    """
+    fs = config.location.filesystem()
+    if config.pattern is not None or fs.isdir(config.base) or fs.isfile(config.base):
+        return
+    error = OptionError.invalid(
+        "pyfile",
+        "path",
+        "the folder (or file) does not exist: create it before the query starts, "
+        "or give a glob pattern, which may match nothing yet",
+        config.location.url(config.base),
+    )
+    raise error.bare() from None
+
+
+def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
+    _check_schema(schema, config.reader.format)
+    target = spark_arrow_schema(schema)
+    if config.reader.format == "text":
+        strings = [f for f in target if pa.types.is_string(f.type)]
+        if not strings:
+            raise OptionError.invalid(
+                "pyfile", "format", "the text format needs a STRING column (value)", "text"
+            ).bare()
+    return target
+
+
+def _check_schema(schema: StructType, fmt: str) -> None:
+    """Refuse at query start what Spark's file source refuses when the query is defined."""
+    from pyspark.sql.types import StringType
+
+    names: dict[str, str] = {}
+    for name in schema.names:
+        if name.lower() in names:
+            raise OptionError.invalid(
+                "pyfile",
+                "schema",
+                f"the column name appears twice ({names[name.lower()]!r} and {name!r}; "
+                "compared case-insensitively, as Spark does by default): rename one",
+                name,
+            ).bare()
+        names[name.lower()] = name
+    if fmt == "json":
+        for column, key_type in _map_key_types(schema, ""):
+            if not isinstance(key_type, StringType):
+                raise OptionError.invalid(
+                    "pyfile",
+                    "schema",
+                    f"a JSON map can only have STRING keys, not {key_type.simpleString()}",
+                    column,
+                ).bare()
+
+
+def _map_key_types(data_type: Any, path: str) -> Iterator[tuple[str, Any]]:
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    if isinstance(data_type, StructType):
+        for f in data_type.fields:
+            yield from _map_key_types(f.dataType, f"{path}.{f.name}" if path else f.name)
+    elif isinstance(data_type, ArrayType):
+        yield from _map_key_types(data_type.elementType, path)
+    elif isinstance(data_type, MapType):
+        yield path, data_type.keyType
+        yield from _map_key_types(data_type.valueType, path)
+
+
+# -- listing: plain folders or a sink's _spark_metadata log ----------------------------
+class SourceLister:
+    """Lists the source's files; a file sink's output is read through its manifest.
+
+    When the folder holds ``_spark_metadata`` only committed files count, with the sizes and
+    modification times the manifest records (as Spark's MetadataLogFileIndex does): no request
+    per file. Manifest files never change, so each is parsed once per query run.
+    """
+
+    def __init__(self, config: SourceConfig) -> None:
+        self._config = config
+        self._manifest: CommittedFiles | None = None
+        self._generation = -1
+        self._entries: list[FileEntry] = []
+
+    def files(self) -> list[FileEntry]:
+        config = self._config
+        fs: Any = config.location.filesystem()
+        if config.pattern is None:
+            if self._manifest is None and self._has_manifest():
+                # The location carries the fs.* storage options, which the manifest needs too.
+                self._manifest = CommittedFiles(ManifestLog(config.location.child(METADATA_DIR)))
+            if self._manifest is not None:
+                if config.clean_source != "off":
+                    # Spark refuses this too: cleaning would remove files the manifest still
+                    # lists, breaking every reader of the sink's output.
+                    raise OptionError.invalid(
+                        "pyfile",
+                        "cleanSource",
+                        f"not supported when the path is a file sink's output folder (it holds "
+                        f"{METADATA_DIR}): its manifest still lists the files; use "
+                        "cleanSource=off",
+                        config.clean_source,
+                    ).bare()
+                return self._committed(self._manifest)
+        return list_files(
+            fs, config.base, config.pattern, config.path_glob_filter, config.recursive_file_lookup
+        )
+
+    def _has_manifest(self) -> bool:
+        location = self._config.location.child(METADATA_DIR)
+        try:
+            return ManifestLog(location).exists()
+        except OSError as error:
+            # Spark assumes no manifest when looking for it fails, and reads the folder as is.
+            log.warning("pyfile: assuming no %s in %s: %s", METADATA_DIR, describe(location), error)
+            return False
+
+    def _committed(self, manifest: CommittedFiles) -> list[FileEntry]:
+        current = manifest.refresh()
+        if manifest.generation != self._generation:
+            self._entries = [
+                FileEntry(_manifest_path(uri_to_url(f.path)), f.modification_time, f.size)
+                for f in current.values()
+                if not f.is_dir
+            ]
+            self._generation = manifest.generation
+        return self._entries
+
+
+def _reads_partition_values(config: SourceConfig) -> bool:
+    """Spark reads ``col=value`` folder names only below a plain path (through a glob it
+    passes no basePath, so nothing is discovered) and never with recursiveFileLookup."""
+    return config.pattern is None and not config.recursive_file_lookup
+
+
+def _manifest_path(url: str) -> str:
+    """A manifest's full URI (``file:/x``, ``file:///x``, ``abfs://c@a/x``) as an fsspec path."""
+    from fsspec.core import split_protocol, strip_protocol
+
+    if url.startswith("file:"):
+        return "/" + url[len("file:") :].lstrip("/")
+    return str(strip_protocol(url)) if split_protocol(url)[0] else url
+
+
+def _parse_offset(offset: Any) -> tuple[int, str | None]:
+    """(log batch id, log id); -1 is the offset before the first batch, which has no id."""
+    if not isinstance(offset, dict) or not set(offset) <= {"logId", "logOffset"}:
+        raise offset_error(
+            "pyfile", offset, "is not pyfile's offset (expected keys logId, logOffset)"
+        )
+    log_id = offset.get("logId")
+    if log_id is not None and not isinstance(log_id, str):
+        raise offset_error("pyfile", offset, f"has logId={log_id!r}, not a string")
+    position = {"logOffset": offset.get("logOffset")}
+    checked = checked_ints("pyfile", position, ("logOffset",), "pyfile's offset", minimum=-1)
+    return checked["logOffset"], log_id
+
+
+@dataclass
+class _DriverState:
+    """Driver-only state built at the first engine call (never pickled to executors)."""
+
+    log: SourceLog
+    seen: SeenFiles
+    admission: Admission
+    cleaner: SourceCleaner
+    lister: SourceLister
+    current: int
+    log_id: str | None
+    claimed: bool
+    history: list[LogEntry] = field(default_factory=list)
+    frozen: list[FileEntry] | None = None
+    cleaned_through: int | None = None
+
+
+class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
+    """Spark's FileStreamSource over fsspec: admission control, AvailableNow, exactly once."""
+
+    def __init__(self, options: dict[str, str], schema: StructType) -> None:
+        self._config = _config(options, streaming=True)
+        self._target = _arrow_schema(schema, self._config)
+        self._state: _DriverState | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Executors need only the partition; never ship the lease thread or the seen map.
+        state = dict(self.__dict__)
+        state["_state"] = None
+        return state
+
+    def _driver(self) -> _DriverState:
+        if self._state is not None:
+            return self._state
+        cfg = self._config
+        assert cfg.log_location is not None
+        problem = exclusive_create_problem(cfg.log_location)
+        if problem is not None:  # the log's batch files must never be replaced
+            error = OptionError.invalid(
+                "pyfile", "sourceLogLocation", problem, cfg.log_location.url()
+            )
+            raise error.bare() from None
+        source_log = SourceLog(cfg.log_location)
+        source_log.acquire(cfg.lease_timeout_s)
+        history = source_log.restore()
+        seen = SeenFiles(cfg.effective_max_file_age_ms, cfg.file_name_only)
+        for entry in history:
+            seen.add(entry.path, entry.timestamp)
+        seen.purge()
+        current = max((e.batch_id for e in history), default=-1)
+        current = max(current, source_log.latest_batch_id())
+        admission = Admission(
+            seen,
+            latest_first=cfg.latest_first,
+            max_cached_files=cfg.max_cached_files,
+            discard_ratio=cfg.discard_cached_input_ratio,
+        )
+        cleaner = SourceCleaner(cfg.clean_source, cfg.location, cfg.archive_location)
+        log_id = source_log.identity()
+        self._state = _DriverState(
+            source_log,
+            seen,
+            admission,
+            cleaner,
+            SourceLister(cfg),
+            current,
+            log_id,
+            claimed=source_log.is_claimed(),
+            history=history,
+            cleaned_through=source_log.cleaned_through(),
+        )
+        return self._state
+
+    # -- offsets and the log's identity ------------------------------------------------
+    def _offset(self, batch_id: int) -> Offset:
+        state = self._driver()
+        if batch_id < 0 or state.log_id is None:
+            return canonical_offset({"logOffset": batch_id})
+        return canonical_offset({"logId": state.log_id, "logOffset": batch_id})
+
+    def _position(self, offset: Any) -> int:
+        """The log batch id of an offset Spark passed, refusing one of another log."""
+        state = self._driver()
+        position, log_id = _parse_offset(offset)
+        url = state.log.location.url()
+        if log_id is not None and log_id != state.log_id:
+            holds = (
+                f"holds log {state.log_id}"
+                if state.log_id is not None
+                else "holds no source log (empty or deleted)"
+            )
+            raise RuntimeError(
+                f"pyfile: the checkpoint's offsets belong to source log {log_id}, but "
+                f"sourceLogLocation {url} {holds}. sourceLogLocation must stay the same for "
+                "the life of a checkpoint: point it back at the log this checkpoint used, or "
+                "start a new checkpoint with a new, empty sourceLogLocation."
+            )
+        if position > state.current:
+            raise RuntimeError(
+                f"pyfile: the checkpoint is at source batch {position} but the source log at "
+                f"{url} ends at {state.current}; sourceLogLocation must stay the same for the "
+                "life of a checkpoint"
+            )
+        if position >= 0:
+            self._claim(position)
+        return position
+
+    def _claim(self, position: int) -> None:
+        """An offset of this log is in a checkpoint: remember it (once), adopting old logs."""
+        state = self._driver()
+        if state.claimed:
+            return
+        if state.log_id is None:
+            # A log written before logs had ids, restarted from its checkpoint: adopt it.
+            self._create_identity()
+        assert state.log_id is not None
+        state.log.claim(state.log_id, position)
+        state.claimed = True
+
+    def _create_identity(self) -> None:
+        state = self._driver()
+        state.log_id = state.log.create_identity()
+        if self._config.clean_source != "off" and state.current < 0:
+            # A new log records from the start how far cleaning got. One without the record
+            # (older, or run with cleanSource off) is cleaned from its next commit on.
+            state.log.set_cleaned_through(-1)
+            state.cleaned_through = -1
+
+    def _refuse_used_log(self) -> None:
+        """Spark passes the initial offset only to a fresh checkpoint: the log must be unused."""
+        state = self._driver()
+        used = state.claimed or (state.log_id is None and state.current >= 0)
+        if not used:
+            return  # empty, or batches written before a crash kept their offsets out of a WAL
+        url = state.log.location.url()
+        raise RuntimeError(
+            f"pyfile: sourceLogLocation {url} already holds the source log of another "
+            f"checkpoint (batches 0..{state.current}, already read by a query), and this query "
+            "starts from a fresh checkpoint: it would read every file of those batches again. "
+            "Give this query a new, empty sourceLogLocation, or delete that folder to really "
+            "start over (every file is then read again)."
+        )
+
+    # -- engine calls, in order --------------------------------------------------------
+    def getDefaultReadLimit(self) -> ReadLimit:
+        if self._config.max_files_per_trigger is not None:
+            return ReadMaxFiles(self._config.max_files_per_trigger)
+        if self._config.max_bytes_per_trigger is not None:
+            return ReadMaxBytes(self._config.max_bytes_per_trigger)
+        return ReadAllAvailable()
+
+    def initialOffset(self) -> Offset:
+        # The same for every run (Spark re-asks it for the start of batch 0): no log id here.
+        return canonical_offset({"logOffset": -1})
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        # One listing now; the batches of this run only take files from it.
+        state = self._driver()
+        state.frozen = state.lister.files()
+        state.admission.cache_enabled = False
+        state.admission.clear_cache()
+
+    def _new_files(self) -> list[FileEntry]:
+        state = self._driver()
+        files = state.frozen if state.frozen is not None else state.lister.files()
+        seen = state.seen
+        return [f for f in files if seen.is_new(f.path, f.timestamp)]
+
+    def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:
+        state = self._driver()
+        position = self._position(start)
+        if position < 0:
+            self._refuse_used_log()
+        files = state.admission.select(limit, self._new_files)
+        if files:
+            batch_id = state.current + 1
+            entries = [LogEntry(f.path, f.timestamp, batch_id, f.size) for f in files]
+            if state.log_id is None:
+                self._create_identity()
+            if state.log.is_compaction_batch(batch_id):
+                # Spark's engine asks for batch n+1 only once batch n (``position``) committed;
+                # batches cleanSource has not reached yet keep their entries too.
+                keep_from = position
+                if self._config.clean_source != "off" and state.cleaned_through is not None:
+                    keep_from = min(position, state.cleaned_through + 1)
+                state.history = prune(state.history, self._purge_point(files), keep_from)
+            # Durable before Spark writes this offset to its WAL: a replay reads these files.
+            state.log.add(batch_id, entries, state.history)
+            state.history.extend(entries)
+            for f in files:
+                state.seen.add(f.path, f.timestamp)
+            state.seen.purge()
+            state.current = batch_id
+        return self._offset(state.current)
+
+    def _purge_point(self, files: list[FileEntry]) -> int | None:
+        """Where the seen-files map purges once ``files`` are added (None: it never does)."""
+        max_age = self._config.effective_max_file_age_ms
+        if max_age is None:
+            return None
+        newest = max([self._driver().seen.latest_timestamp, *(f.timestamp for f in files)])
+        return newest - max_age
+
+    def reportLatestOffset(self) -> Offset | None:
+        if self._state is None:
+            return None
+        return self._offset(self._state.current)
+
+    def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:
+        state = self._driver()
+        # Spark plans a batch only after writing its end offset: that claims the log.
+        first, last = self._position(start) + 1, self._position(end)
+        entries = state.log.get_range(first, last)
+        cfg = self._config
+        context = ReadContext(
+            cfg.location,
+            self._target,
+            cfg.reader,
+            cfg.log_location if cfg.reader.ignore_corrupt_files else None,
+            last,
+        )
+        files = [(e.path, e.size if e.size >= 0 else _size_of(cfg, e.path)) for e in entries]
+        return list(
+            plan_partitions(
+                files,
+                cfg.base,
+                context,
+                cfg.max_partition_bytes,
+                cfg.open_cost_bytes,
+                with_partition_values=_reads_partition_values(cfg),
+            )
+        )
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, FilePartition)
+        freeze_imports()
+        return read_partition(partition)
+
+    def commit(self, end: Offset) -> None:
+        state = self._driver()
+        last = self._position(end)
+        if self._config.clean_source == "off":
+            return
+        # Every log batch since the last cleaned one: a Spark batch may span several (a batch
+        # written just before a crash joins the next one), and the log remembers across runs
+        # how far cleaning got. A log written before that record existed starts here.
+        done = state.cleaned_through
+        first = last if done is None else done + 1
+        if last >= first >= 0:
+            try:
+                paths = [e.path for e in state.log.get_range(first, last)]
+                state.cleaner.submit(paths, then=lambda: state.log.set_cleaned_through(last))
+            except Exception as error:  # cleaning is best effort, as in Spark
+                log.warning("pyfile: cleanSource skipped batches %d..%d: %s", first, last, error)
+        state.cleaned_through = max(last, done if done is not None else -1)
+
+    def stop(self) -> None:
+        if self._state is not None:
+            self._state.cleaner.close()
+            self._state.log.release()
+            self._state = None
+
+
+def _size_of(config: SourceConfig, path: str) -> int:
+    try:
+        return int(config.location.filesystem().info(path).get("size") or 0)
+    except FileNotFoundError:
+        return 0
+
+
+def read_partition(partition: FilePartition) -> Iterator[pa.RecordBatch]:
+    """Every split of a partition, one after another, as Spark-typed batches."""
+    context = partition.context
+
+    def record_corrupt(path: str, problem: str) -> None:
+        if context.corrupt_log is None:
+            return
+        try:
+            fs: Any = context.corrupt_log.filesystem()
+            name = hashlib.sha1(path.encode("utf-8")).hexdigest()
+            target = f"{context.corrupt_log.path.rstrip('/')}/corrupt/{name}.json"
+            record = {"batchId": context.batch_id, "path": path, "problem": problem}
+            fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
+            fs.pipe_file(target, json.dumps(record).encode("utf-8"))
+        except Exception as error:  # the record is a convenience; the log line stays
+            log.warning("pyfile: could not record corrupt file %s: %s", path, error)
+
+    for split in partition.splits:
+        yield from read_split(
+            context.location, split, context.target, context.reader, record_corrupt
+        )
+
+
+class FileBatchReader(DataSourceReader):  # type: ignore[misc]
+    """``spark.read.format("pyfile")``: every file there now, planned like a stream batch."""
+
+    def __init__(self, options: dict[str, str], schema: StructType) -> None:
+        self._config = _config(options, streaming=False)
+        self._target = _arrow_schema(schema, self._config)
+
+    def partitions(self) -> list[InputPartition]:
+        cfg = self._config
+        files = sorted(SourceLister(cfg).files(), key=lambda f: f.path)
+        context = ReadContext(cfg.location, self._target, cfg.reader)
+        planned = plan_partitions(
+            [(f.path, f.size) for f in files],
+            cfg.base,
+            context,
+            cfg.max_partition_bytes,
+            cfg.open_cost_bytes,
+            with_partition_values=_reads_partition_values(cfg),
+        )
+        # No files: one partition reading nothing, so the frame is empty, as Spark's is (the
+        # engine fails with a bare AssertionError on an empty partition list).
+        return list(planned) or [FilePartition(0, (), context)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, FilePartition)
+        freeze_imports()
+        return read_partition(partition)
+
+
+def describe(location: FileLocation) -> str:
+    """A location for messages: the URL, never its storage options."""
+    return location.url()

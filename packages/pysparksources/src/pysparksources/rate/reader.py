@@ -1,0 +1,130 @@
+"""pyrate's readers, in the order the engine calls them.
+
+Driver: getDefaultReadLimit -> initialOffset -> latestOffset(start, limit) -> reportLatestOffset
+-> partitions(start, end) -> commit(end). Executors: read(slice), which needs nothing but the
+slice itself.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    ReadMinRows,
+    SupportsTriggerAvailableNow,
+)
+
+from pysparksources._core.datasource import planned_partition
+from pysparksources._core.worker_gc import freeze_imports
+from pysparksources.errors import UnsupportedError
+from pysparksources.rate import NAME
+from pysparksources.rate._generate import generate
+from pysparksources.rate.config import RateConfig
+from pysparksources.rate.planning import Offset, Planner, RateSlice, make_planner
+
+__all__ = ["RateBatchReader", "RateStreamReader"]
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class RateStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
+    """Micro-batch reader with admission control and Trigger.AvailableNow."""
+
+    def __init__(
+        self, config: RateConfig, schema: Any = None, *, clock: Callable[[], int] = wall_clock_ms
+    ) -> None:
+        self._config = config
+        self._planner: Planner = make_planner(config)
+        self._clock = clock
+        self._initial: Offset | None = None
+        self._last_start: Offset | None = None
+        self._available_now = False
+        self._frozen_target: Offset | None = None
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        if self._config.max_rows_per_trigger is None:
+            return ReadAllAvailable()
+        return ReadMaxRows(self._config.max_rows_per_trigger)
+
+    def initialOffset(self) -> Offset:
+        # Spark asks more than once while planning the first batch: the answer must not move.
+        if self._initial is None:
+            self._initial = self._planner.initial(self._clock())
+        return self._initial
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._available_now = True
+        self._frozen_target = None
+
+    def _available(self, start: Offset) -> Offset:
+        if not self._available_now:
+            return self._planner.available(start, self._clock())
+        if self._frozen_target is None:
+            # Spark calls prepare before it knows the start offset: freeze at the first call.
+            self._frozen_target = self._planner.available_now_target(start, self._clock())
+        return self._frozen_target
+
+    def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:
+        start = self._planner.check(start)
+        self._last_start = start
+        end = self._available(start)
+        rows = self._planner.rows_between(start, end)
+        if rows <= 0:
+            return start if rows < 0 else end
+        if isinstance(limit, ReadMaxRows):
+            return self._planner.advance(start, end, limit.max_rows)
+        if isinstance(limit, ReadMinRows) and rows < limit.min_rows:
+            return start
+        if isinstance(limit, (ReadAllAvailable, ReadMinRows)):
+            return end
+        raise UnsupportedError(
+            NAME, f"read limit {limit!r}: pyrate counts rows, not files or bytes"
+        )
+
+    def reportLatestOffset(self) -> Offset | None:
+        if self._last_start is None:
+            return None
+        return self._available(self._last_start)
+
+    def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:
+        return list(self._planner.slices(self._planner.check(start), self._planner.check(end)))
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        planned = planned_partition(partition, RateSlice)
+        if planned is None:
+            return iter(())
+        freeze_imports()
+        return generate(planned)
+
+    def commit(self, end: Offset) -> None:
+        """Nothing to release: generated rows need no acknowledgement."""
+
+
+class RateBatchReader(DataSourceReader):  # type: ignore[misc]
+    """``spark.read.format("pyrate")``: the first ``totalRows`` rows of the stream."""
+
+    def __init__(
+        self, config: RateConfig, schema: Any = None, *, clock: Callable[[], int] = wall_clock_ms
+    ) -> None:
+        planner = make_planner(config)
+        start = planner.initial(clock())
+        self._slices = planner.slices(start, planner.end_of_stream(start))
+
+    def partitions(self) -> list[InputPartition]:
+        return list(self._slices)
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        planned = planned_partition(partition, RateSlice)
+        if planned is None:
+            return iter(())
+        freeze_imports()
+        return generate(planned)

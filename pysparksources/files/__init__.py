@@ -1,1 +1,0 @@
-"""``pyfile``: Spark's file stream source and sink on any fsspec filesystem, through Arrow."""

@@ -1,1 +1,0 @@
-"""``pyrate``: Spark's ``rate`` and ``rate-micro-batch`` sources with admission control."""

@@ -1,0 +1,156 @@
+"""Fuzzing what the sources read back from storage: offsets, pyfile's source log, manifests.
+
+An offset Spark hands back from the checkpoint (a hand edit, another source's offset) must
+give :class:`OffsetError` naming the checkpoint file; a damaged source-log or manifest line
+a ValueError naming its file. Never KeyError, TypeError, OverflowError or RecursionError.
+(Truncated offset JSON never reaches the source: PySpark's runner parses it first, see
+docs/errors.md.)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+from pyspark.sql.streaming.datasource import ReadAllAvailable
+
+from pysparksources._core.option_table import Use
+from pysparksources.errors import OffsetError
+from pysparksources.eventhubs.options import parse_source_options
+from pysparksources.eventhubs.reader import _positions_of
+from pysparksources.files._manifest import parse_manifest
+from pysparksources.files._source_log import _parse as parse_source_log
+from pysparksources.files.reader import _parse_offset
+from pysparksources.rate.config import RateConfig
+from pysparksources.rate.options import parse_options
+from pysparksources.rate.reader import RateStreamReader
+
+
+def stream_config(raw: dict[str, str]) -> RateConfig:
+    """pyrate's config for a readStream with these options."""
+    return parse_options(raw, Use.STREAM_READ)
+
+
+SCALARS = (
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=8)
+)
+JSONISH = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def _offsets(keys: list[str]) -> st.SearchStrategy[Any]:
+    """Offsets near the real ones (the right keys, odd values) and anything at all."""
+    near = st.fixed_dictionaries({k: SCALARS for k in keys})
+    return st.one_of(near, st.dictionaries(st.sampled_from([*keys, "x"]), SCALARS), JSONISH)
+
+
+TIME_MODE = RateStreamReader(stream_config({"rowsPerSecond": "5", "numPartitions": "2"}))
+BATCH_MODE = RateStreamReader(stream_config({"rowsPerBatch": "5", "numPartitions": "2"}))
+
+
+def _named_checkpoint(error: OffsetError) -> None:
+    assert "<checkpointLocation>/offsets/<batchId>" in str(error)
+
+
+@given(_offsets(["createdMs", "second", "value"]), _offsets(["offset", "timestamp"]))
+@example({"createdMs": "0", "second": 1, "value": 3}, {"offset": 1.5, "timestamp": 0})
+@example({"createdMs": True, "second": 1, "value": 3}, {"offset": None, "timestamp": 0})
+@example({"createdMs": 0, "second": 2**70, "value": 3}, {"offset": -1, "timestamp": 0})
+def test_pyrate_offsets(time_offset: Any, batch_offset: Any) -> None:
+    for reader, offset in ((TIME_MODE, time_offset), (BATCH_MODE, batch_offset)):
+        try:
+            reader.partitions(offset, offset)
+            reader.latestOffset(offset, ReadAllAvailable())
+        except OffsetError as error:
+            _named_checkpoint(error)
+        except ArithmeticError as error:  # a valid offset past the 64-bit row count
+            assert "overflows a 64-bit long" in str(error)
+
+
+@given(st.one_of(_offsets(["logOffset"]), _offsets(["logId", "logOffset"])))
+@example({"logOffset": "3"})
+@example({"logOffset": [3]})  # int([3]) was a TypeError
+@example({"logOffset": float("inf")})  # int(inf) was an OverflowError
+def test_pyfile_offsets(offset: Any) -> None:
+    try:
+        position, log_id = _parse_offset(offset)
+        assert position >= -1
+        assert log_id is None or isinstance(log_id, str)
+    except OffsetError as error:
+        _named_checkpoint(error)
+
+
+EH_CONFIG = parse_source_options(
+    {"connectionString": "Endpoint=sb://h/;SharedAccessKeyName=n;SharedAccessKey=k;EntityPath=hub"},
+    streaming=True,
+)
+
+
+@given(st.one_of(st.dictionaries(st.just("hub"), _offsets(["0", "1"])), JSONISH))
+@example({"hub": {"0": "5"}})  # was accepted through int("5")
+@example({"hub": {"0": 1.5}})
+@example({"hub": {"zero": 5}})
+@example({"hub": {"0": None}})  # int(None) was a TypeError
+def test_pyeventhub_offsets(offset: Any) -> None:
+    try:
+        positions = _positions_of(EH_CONFIG, offset)
+    except OffsetError as error:
+        _named_checkpoint(error)
+        return
+    assert all(k.isdigit() and v >= 0 for k, v in positions.items())
+
+
+ENTRY = st.fixed_dictionaries(
+    {"path": SCALARS, "timestamp": SCALARS, "batchId": SCALARS},
+    optional={"size": SCALARS},
+)
+LINES = st.lists(
+    st.one_of(ENTRY.map(json.dumps), JSONISH.map(json.dumps), st.text(max_size=30)), max_size=4
+)
+
+
+@given(st.sampled_from(["v1", "v2", ""]), LINES)
+@example("v1", ['{"path": "a", "timestamp": "1", "batchId": 0}'])  # was int("1")
+@example("v1", ["[" * 50_000])  # json.loads RecursionError
+@example("v1", ['{"path": "a", "timestamp": 1}'])  # KeyError batchId
+def test_source_log_files(version: str, lines: list[str]) -> None:
+    text = "\n".join([version, *lines])
+    try:
+        entries = parse_source_log(text, "memory://log/7")
+    except ValueError as error:
+        assert "memory://log/7" in str(error)
+        return
+    assert all(isinstance(e.path, str) and isinstance(e.batch_id, int) for e in entries)
+
+
+SINK_ENTRY = st.fixed_dictionaries(
+    {"path": SCALARS},
+    optional={"size": SCALARS, "modificationTime": SCALARS, "action": SCALARS, "isDir": SCALARS},
+)
+
+
+@given(
+    st.sampled_from([b"v1", b"v2", b""]),
+    st.lists(
+        st.one_of(SINK_ENTRY.map(json.dumps), JSONISH.map(json.dumps), st.text(max_size=30)),
+        max_size=4,
+    ).map(lambda lines: "\n".join(lines).encode()),
+    st.binary(max_size=8),
+)
+@example(b"v1", b'{"path": "a", "size": Infinity}', b"")  # int(inf) was an OverflowError
+@example(b"v1", b'"just a string"', b"")  # item["path"] on a str was a TypeError
+@example(b"v1", b"", b"\xff\xfe")  # not UTF-8
+def test_manifest_files(version: bytes, body: bytes, tail: bytes) -> None:
+    try:
+        files = parse_manifest(version + b"\n" + body + tail, "file:///out/_spark_metadata/3")
+    except ValueError as error:
+        assert "file:///out/_spark_metadata/3" in str(error)
+        return
+    assert all(isinstance(f.path, str) for f in files)

@@ -1,0 +1,142 @@
+"""The executor's receiver cache against the emulator, without Spark: what it reuses and how
+much it holds."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from azure.eventhub import EventData
+
+from pysparksources.eventhubs._receivers import PositionedReceiver, acquire, close_all, release
+from pysparksources.eventhubs.options import SourceConfig, parse_source_options
+from pysparksources_emulator import EventHubsEmulator, Fault
+from support.eventhubs import send
+
+pytestmark = pytest.mark.emulator
+OVERHEAD = 1536  # what the budget counts per event besides its body
+
+
+@pytest.fixture(autouse=True)
+def _no_cached_receivers() -> Iterator[None]:
+    close_all()
+    yield
+    close_all()
+
+
+def _config(conn: str, **options: str) -> SourceConfig:
+    return parse_source_options({"connectionString": conn, **options}, True)
+
+
+def _read(receiver: PositionedReceiver, until: int) -> list[int]:
+    return [e.sequence_number for batch in receiver.take(until, _fail_on_gap) for e in batch]
+
+
+def _fail_on_gap(expected: int, got: int) -> None:
+    raise AssertionError(f"gap {expected}..{got}")
+
+
+def _filled(receiver: PositionedReceiver, room: int, event: int) -> tuple[int, int]:
+    """What the receiver holds once one more event of ``event`` bytes would not fit ``room``."""
+    deadline = time.monotonic() + 60
+    while (held := receiver.waiting())[1] + event <= room:
+        assert time.monotonic() < deadline, f"the receiver stopped at {held} below {room} bytes"
+        time.sleep(0.1)
+    return held
+
+
+def test_a_cached_receiver_serves_only_tasks_with_the_settings_it_was_built_with(
+    eventhubs_emulator: EventHubsEmulator,
+) -> None:
+    conn = eventhubs_emulator.connection_string("test")
+    send(conn, [f"e{i}" for i in range(12)], partition_id="0")
+    base = _config(conn)
+    receiver, how = acquire(base, "0", 0)
+    assert how == "miss" and _read(receiver, 2) == [0, 1]
+    release(receiver, ok=True)
+    receiver, how = acquire(base, "0", 2)
+    assert how == "hit" and _read(receiver, 4) == [2, 3]
+    release(receiver, ok=True)
+    # Each of these builds a different receiver (another prefetch or batch size, an epoch
+    # link); the parked one must not stand in for it.
+    start = 4
+    for changed in ({"prefetchCount": "50"}, {"receiveBatchSize": "7"}):
+        receiver, how = acquire(_config(conn, **changed), "0", start)
+        assert how == "miss", f"{changed} reused a receiver built without it"
+        assert _read(receiver, start + 2) == [start, start + 1]
+        release(receiver, ok=True)
+        start += 2
+    # Settings read while receiving follow the task that reuses the receiver.
+    receiver, how = acquire(_config(conn, receiveBatchSize="7", receiverTimeout="1s"), "0", 8)
+    assert how == "hit"
+    assert _read(receiver, 10) == [8, 9]
+    began = time.monotonic()
+    with pytest.raises(TimeoutError, match=r"receiverTimeout \(1(\.0)?s\)"):
+        _read(receiver, 13)  # event 12 does not exist
+    assert time.monotonic() - began < 30
+    release(receiver, ok=False)
+    # Last: once an epoch receiver exists, Event Hubs refuses non-epoch ones on the partition.
+    receiver, how = acquire(_config(conn, useExclusiveReceiver="true"), "0", 10)
+    assert how == "miss", "an exclusive task reused a non-epoch receiver"
+    assert _read(receiver, 12) == [10, 11]
+    release(receiver, ok=False)
+
+
+def _send_large(conn: str, partition: str, count: int, size: int) -> None:
+    per_batch = max(1, 900_000 // size)
+    for first in range(0, count, per_batch):
+        body = b"x" * size
+        send(
+            conn,
+            [EventData(body) for _ in range(min(per_batch, count - first))],
+            partition_id=partition,
+        )
+
+
+@pytest.mark.slow
+def test_received_events_are_held_within_a_byte_budget_shared_by_all_receivers(
+    eventhubs_emulator: EventHubsEmulator,
+) -> None:
+    # Before, a receiver held up to 4 SDK batches whatever their size: 4 x 100 events of
+    # 16 KB here, 6.5 MB, and gigabytes with 1 MB events and the default batch size.
+    conn = eventhubs_emulator.connection_string("test")
+    size, count, limit = 16_000, 200, 256_000
+    event = size + OVERHEAD
+    _send_large(conn, "0", count, size)
+    _send_large(conn, "1", count, size)
+    config = _config(
+        conn, receiverBufferBytes=str(limit), prefetchCount="20", receiveBatchSize="100"
+    )
+    # Its link attaches a second late, so it is parked before any event arrives.
+    eventhubs_emulator.add_fault(Fault("delay", link="receiver", partition=0, delay=1.0))
+    parked = PositionedReceiver(config, "0", 0)
+    parked.park()
+    active: PositionedReceiver | None = None
+    try:
+        held_parked = _filled(parked, limit // 2, event)
+        active = PositionedReceiver(config, "1", 0)  # parked ones may fill only half the budget
+        held_active = _filled(active, limit - held_parked[1], event)
+        time.sleep(1.0)  # both now wait for room: they must not grow past their share
+        assert held_parked[0] > 0 and parked.waiting()[1] <= limit // 2, parked.waiting()
+        assert held_active[0] > 0 and active.waiting()[1] <= limit - held_parked[1]
+        # The active receiver keeps delivering within the budget; the parked one waits.
+        assert _read(active, count) == list(range(count))
+        assert parked.waiting()[1] <= limit // 2
+    finally:
+        parked.close()
+        if active is not None:
+            active.close()
+
+
+def test_events_larger_than_the_whole_budget_still_flow(
+    eventhubs_emulator: EventHubsEmulator,
+) -> None:
+    conn = eventhubs_emulator.connection_string("test")
+    _send_large(conn, "0", 12, 100_000)
+    receiver = PositionedReceiver(_config(conn, receiverBufferBytes="1000"), "0", 0)
+    try:
+        assert _read(receiver, 12) == list(range(12))
+        assert receiver.waiting() == (0, 0)
+    finally:
+        receiver.close()

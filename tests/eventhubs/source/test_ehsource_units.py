@@ -1,0 +1,286 @@
+"""Fast pure-Python checks: admission split, position parsing, slot hashing, option parsing."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from pysparksources.errors import OptionError
+from pysparksources.eventhubs._admission import TriggerGate, next_end, split_limit
+from pysparksources.eventhubs._positions import (
+    END,
+    START,
+    Position,
+    parse_position,
+    parse_positions,
+)
+from pysparksources.eventhubs.options import parse_source_options
+from pysparksources.eventhubs.planning import (
+    EventHubPartition,
+    java_string_hash,
+    plan_partitions,
+    slot_key,
+    split_counts,
+)
+from support.paths import DOCS
+
+CONN = "Endpoint=sb://127.0.0.1:5672;SharedAccessKeyName=k;SharedAccessKey=SECRETKEY42;EntityPath=h"
+
+
+def config(**options: str) -> object:
+    return parse_source_options({"connectionString": CONN, **options}, streaming=True)
+
+
+def test_split_proportional_floor_and_small_partition_not_starved() -> None:
+    assert split_limit(100, {"0": 1000, "1": 1000, "2": 1}) == {"0": 49, "1": 49, "2": 1}
+
+
+def test_split_caps_at_backlog_and_passes_everything_under_limit() -> None:
+    assert split_limit(10, {"0": 3, "1": 4}) == {"0": 3, "1": 4}
+    assert split_limit(None, {"0": 7, "1": 0}) == {"0": 7, "1": 0}
+    assert split_limit(5, {"0": 0, "1": 100}) == {"0": 0, "1": 5}
+
+
+def test_split_is_exact_for_huge_backlogs() -> None:
+    big = 2**62
+    assert split_limit(3, {"0": big, "1": big, "2": big}) == {"0": 1, "1": 1, "2": 1}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("start", START),
+        ("earliest", START),
+        ("-1", START),
+        ('{"offset": "-1"}', START),
+        ("@latest", END),
+        ("end", END),
+        ('{"offset": "@latest"}', END),
+        ('{"seqNo": 5}', Position("seqNo", seq_no=5)),
+        ('{"seqNo": 5, "isInclusive": false}', Position("seqNo", seq_no=5, inclusive=False)),
+        ('{"offset": "1024"}', Position("offset", offset="1024")),
+        (
+            '{"enqueuedTime": "2026-01-01T00:00:00Z"}',
+            Position("enqueuedTime", enqueued_time=datetime(2026, 1, 1, tzinfo=timezone.utc)),
+        ),
+        # The Scala connector serialized every field, unused ones null or -1.
+        (
+            '{"offset": null, "seqNo": 7, "enqueuedTime": null, "isInclusive": true}',
+            Position("seqNo", seq_no=7),
+        ),
+    ],
+)
+def test_parse_position(text: str, expected: Position) -> None:
+    assert parse_position(text) == expected
+
+
+def test_resolve_simple_positions() -> None:
+    assert START.resolve_simple(3, 10) == 3
+    assert END.resolve_simple(3, 10) == 10
+    assert Position("seqNo", seq_no=4, inclusive=False).resolve_simple(0, 10) == 5
+
+
+def test_parse_positions_accepts_scala_keys() -> None:
+    parsed = parse_positions(
+        '{"0": {"seqNo": 2}, "{\\"ehName\\": \\"h\\", \\"partitionId\\": 1}": "end"}'
+    )
+    assert parsed == {"0": Position("seqNo", seq_no=2), "1": END}
+
+
+def test_java_string_hash_matches_java() -> None:
+    # Values from java.lang.String.hashCode.
+    assert java_string_hash("") == 0
+    assert java_string_hash("hello") == 99162322
+    assert java_string_hash("abc") == 96354
+    assert java_string_hash("polygenelubricants") == -2147483648
+
+
+def test_balanced_hash_spreads_consecutive_partitions_round_robin() -> None:
+    slots = [slot_key("BalancedHash", "hub", str(p), 4) for p in range(8)]
+    assert sorted(slots[:4]) == [0, 1, 2, 3]
+    assert slots[:4] == slots[4:]
+    h = java_string_hash("hub")
+    assert slots[0] == h % 4
+
+
+def test_plan_splits_large_ranges_and_orders_by_slot() -> None:
+    cfg = config(maxEventsPerPartition="4", partitionPreferredLocationStrategy="BalancedHash")
+    planned = plan_partitions(cfg, {"0": (0, 10), "1": (5, 5), "2": (3, 4)}, 3)  # type: ignore[arg-type]
+    assert sorted((p.partition_id, p.start, p.until) for p in planned) == [
+        ("0", 0, 3),
+        ("0", 3, 6),
+        ("0", 6, 10),
+        ("2", 3, 4),
+    ]
+    assert [p.slot for p in planned] == sorted(p.slot for p in planned)
+
+
+def test_scala_aliases_and_iso_durations() -> None:
+    cfg = parse_source_options(
+        {
+            "eventhubs.connectionString": CONN,
+            "eventhubs.consumerGroup": "cg1",
+            "eventhubs.receiverTimeout": "PT30S",
+            "eventhubs.startingPosition": (
+                '{"offset": "-1", "seqNo": -1, "enqueuedTime": null, "isInclusive": true}'
+            ),
+        },
+        streaming=True,
+    )
+    assert cfg.consumer_group == "cg1"
+    assert cfg.receiver_timeout_s == 30
+    assert cfg.starting == START
+
+
+@pytest.mark.parametrize(
+    ("options", "option"),
+    [
+        ({"startingPosition": "yesterday"}, "startingPosition"),
+        ({"startingPosition": '{"seqNo": -5}'}, "startingPosition"),
+        ({"startingPosition": '{"seqNo": 1, "bogus": 2}'}, "startingPosition"),
+        ({"startingPositions": '{"x": "start"}'}, "startingPositions"),
+        ({"startingPositions": "[1]"}, "startingPositions"),
+        ({"endingPosition": "end"}, "endingPosition"),
+        ({"maxEventsPerTrigger": "0"}, "maxEventsPerTrigger"),
+        ({"maxEventsPerTrigger": "lots"}, "maxEventsPerTrigger"),
+        ({"maxEventsPerPartition": "-1"}, "maxEventsPerPartition"),
+        ({"minPartitions": "0"}, "minPartitions"),
+        ({"minEventsPerTrigger": "0"}, "minEventsPerTrigger"),
+        ({"minEventsPerTrigger": "9", "maxEventsPerTrigger": "8"}, "minEventsPerTrigger"),
+        ({"maxTriggerDelay": "5s"}, "maxTriggerDelay"),
+        ({"minEventsPerTrigger": "5", "maxTriggerDelay": "soon"}, "maxTriggerDelay"),
+        ({"partitions": ""}, "partitions"),
+        ({"partitions": "0,x"}, "partitions"),
+        ({"partitions": "1,1"}, "partitions"),
+        ({"partitions": "-1"}, "partitions"),
+        ({"failOnDataLoss": "maybe"}, "failOnDataLoss"),
+        ({"receiverTimeout": "soon"}, "receiverTimeout"),
+        ({"operationTimeout": "0"}, "operationTimeout"),
+        ({"prefetchCount": "0"}, "prefetchCount"),
+        ({"receiveBatchSize": "x"}, "receiveBatchSize"),
+        ({"useExclusiveReceiver": "2"}, "useExclusiveReceiver"),
+        ({"partitionPreferredLocationStrategy": "Random"}, "partitionPreferredLocationStrategy"),
+        ({"receiverIdleTimeout": "-"}, "receiverIdleTimeout"),
+        ({"receiverBufferBytes": "0"}, "receiverBufferBytes"),
+        ({"receiverBufferBytes": "64x"}, "receiverBufferBytes"),
+        ({"partitionInfoCacheInterval": "x"}, "partitionInfoCacheInterval"),
+        ({"consumerGroup": " "}, "consumerGroup"),
+        ({"maxEventPerTrigger": "5"}, "maxeventpertrigger"),
+        ({"eventhubs.consumerGroup": "a", "consumerGroup": "b"}, "consumerGroup"),
+    ],
+)
+def test_bad_option_values(options: dict[str, str], option: str) -> None:
+    with pytest.raises(OptionError) as err:
+        config(**options)
+    assert err.value.option.lower() == option.lower()
+    assert "SECRETKEY42" not in str(err.value)
+
+
+def test_receiver_buffer_takes_a_size() -> None:
+    assert config(receiverBufferBytes="64m").buffer_bytes == 64 * 1024 * 1024
+    assert config(receiverBufferBytes="1000").buffer_bytes == 1000
+
+
+def test_secret_never_in_errors_or_repr() -> None:
+    with pytest.raises(OptionError) as err:
+        parse_source_options({"connectionString": "SharedAccessKey=SECRETKEY42"}, streaming=True)
+    assert "SECRETKEY42" not in str(err.value)
+    with pytest.raises(OptionError) as err2:
+        parse_source_options(
+            {"connectionString": CONN, "eventhubs.connectionString": CONN}, streaming=True
+        )
+    assert "SECRETKEY42" not in str(err2.value)
+    assert "SECRETKEY42" not in repr(config())
+
+
+def test_partition_added_while_running_is_read_from_its_start() -> None:
+    # The emulator cannot add partitions over AMQP at runtime, so the planner is tested here.
+    end = next_end({"0": 5, "1": 7}, {"0": 9, "1": 7, "2": 4}, {"0": 0, "1": 0, "2": 1}, None)
+    assert end == {"0": 9, "1": 7, "2": 4}
+    limited = next_end({"0": 5}, {"0": 105, "1": 3}, {"1": 0}, 10)
+    assert limited == {"0": 14, "1": 1}
+
+
+def test_available_now_snapshot_keeps_partitions_outside_it() -> None:
+    assert next_end({"0": 2, "1": 3}, {"0": 4}, {}, None) == {"0": 4, "1": 3}
+
+
+def _documented_task_stats() -> list[str]:
+    """The field names docs/pyeventhub-source.md gives for a taskStatsPath line."""
+    docs = (DOCS / "pyeventhub-source.md").read_text()
+    match = re.search(r"appends one JSON line \((.*?)\) to", docs, re.DOTALL)
+    assert match is not None, "the taskStatsPath paragraph is gone from the docs"
+    return re.findall(r"`(\w+)`", match.group(1))
+
+
+def test_task_stats_line_has_the_documented_fields(tmp_path: Path) -> None:
+    from pysparksources.eventhubs import _task_stats
+
+    quiet = EventHubPartition(config(), "3", 10, 25, 0)
+    _task_stats.record(quiet, "miss", 15, 0.5)  # option unset: writes nothing
+    assert list(tmp_path.iterdir()) == []
+    part = EventHubPartition(config(taskStatsPath=str(tmp_path / "stats")), "3", 10, 25, 0)
+    _task_stats.record(part, "skip", 15, 0.1234567)
+    _task_stats.record(part, "miss", 15, 2.0)
+    (written,) = (tmp_path / "stats").iterdir()
+    assert written.name == f"tasks-{os.getpid()}.jsonl"
+    lines = [json.loads(line) for line in written.read_text().splitlines()]
+    assert [sorted(line) for line in lines] == [sorted(_documented_task_stats())] * 2
+    first = lines[0]
+    assert (first["partition"], first["start"], first["until"]) == ("3", 10, 25)
+    assert (first["reuse"], first["cacheHit"], first["events"]) == ("skip", True, 15)
+    assert first["seconds"] == 0.123457 and first["pid"] == os.getpid()
+    assert first["batchId"] is None and first["executorId"] is None  # no Spark task here
+    assert (lines[1]["reuse"], lines[1]["cacheHit"]) == ("miss", False)
+
+
+def test_plan_min_partitions_splits_in_proportion_and_max_still_caps() -> None:
+    # Kafka's rule: pieces in proportion to size, rounded half up, at least one per range.
+    assert split_counts({"0": 1000, "1": 10}, None, 8) == {"0": 8, "1": 1}
+    assert split_counts({"0": 500, "1": 500}, None, 5) == {"0": 3, "1": 3}
+    assert split_counts({"0": 3}, None, 8) == {"0": 3}  # never a piece of no events
+    assert split_counts({"0": 1000, "1": 10}, None, 2) == {"0": 1, "1": 1}  # already enough
+    assert split_counts({"0": 100, "1": 100}, 10, 4) == {"0": 10, "1": 10}  # max wins
+    planned = plan_partitions(config(minPartitions="4"), {"0": (10, 20), "1": (0, 10)}, 2)  # type: ignore[arg-type]
+    ranges = sorted((p.partition_id, p.start, p.until) for p in planned)
+    assert ranges == [("0", 10, 15), ("0", 15, 20), ("1", 0, 5), ("1", 5, 10)]
+
+
+def test_trigger_gate_holds_back_until_min_or_delay_since_last_batch() -> None:
+    now = [100.0]
+    gate = TriggerGate(min_events=10, max_delay_s=5.0, clock=lambda: now[0])
+    assert not gate.admit(0)  # the run's first check finds nothing: the clock starts here
+    now[0] = 102.0
+    assert not gate.admit(3)  # 3 < 10 and only 2 s since the first check
+    now[0] = 103.0
+    assert gate.admit(10)  # the minimum is there
+    now[0] = 107.9
+    assert not gate.admit(4)  # 4.9 s since that batch
+    now[0] = 108.0
+    assert gate.admit(4)  # the delay has passed: whatever waits
+    now[0] = 200.0
+    assert not gate.admit(0)  # nothing waits: no batch, and the clock is not reset
+    assert gate.admit(1)  # a quiet spell longer than the delay: read at once
+
+
+def test_trigger_gate_first_check_of_a_run_never_holds_back() -> None:
+    gate = TriggerGate(min_events=1000, max_delay_s=60.0, clock=lambda: 5.0)
+    assert gate.admit(3)  # a restarted query reads what piled up, as Kafka's source does
+    assert not gate.admit(3)
+
+
+def test_trigger_bounds_and_partitions_parse() -> None:
+    cfg = config(
+        minEventsPerTrigger="5", maxEventsPerTrigger="8", maxTriggerDelay="3s", partitions=" 2, 0"
+    )
+    assert (cfg.min_events_per_trigger, cfg.max_events_per_trigger) == (5, 8)  # type: ignore[attr-defined]
+    assert cfg.max_trigger_delay_s == 3.0  # type: ignore[attr-defined]
+    assert cfg.partitions == ("0", "2")  # type: ignore[attr-defined]
+    assert config(minEventsPerTrigger="5").max_trigger_delay_s == 900.0  # type: ignore[attr-defined]
+    with pytest.raises(OptionError, match="minEventsPerTrigger"):
+        parse_source_options({"connectionString": CONN, "minEventsPerTrigger": "5"}, False)

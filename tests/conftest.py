@@ -1,6 +1,6 @@
 """Shared fixtures: one classic local[2] session per pytest process, one Spark Connect server per
-run, and the package's Event Hubs emulator fixtures. Helpers shared by the folders live in
-``tests/support``; test modules never import each other (checked at session start).
+run (the Event Hubs emulator's fixtures come from its own pytest plugin). Helpers shared by the
+folders live in ``tests/support``; test modules never import each other (checked at start).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ pytest_plugins = ["support.cpu_report"]  # the emulator's fixtures load through 
 
 os.environ["PYSPARK_PYTHON"] = sys.executable
 
-# Property-based fuzzing (tests/fuzz): "ci" keeps the fuzz folder under a minute on 2 cores;
-# --hypothesis-profile=long runs deep (pytest tests/fuzz --hypothesis-profile=long).
+# Property-based fuzzing (test_fuzz_*.py): "ci" keeps it under a minute on 2 cores;
+# --hypothesis-profile=long runs deep (pytest -k fuzz --hypothesis-profile=long).
 settings.register_profile("ci", max_examples=150, deadline=None, print_blob=True)
 settings.register_profile("long", max_examples=20_000, deadline=None, print_blob=True)
 settings.load_profile("ci")
@@ -162,19 +162,6 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     if emulators or started_java:
         what = "the Event Hubs emulator" if emulators else "a Spark JVM"
         pytest.fail(f"{item.nodeid} starts {what} but carries no server marker: add one")
-
-
-# Folders that test what a new SDK client does (the emulator's handshakes; new clients still
-# served after fuzzed frames): there every ``support.eventhubs.send`` opens its own producer.
-FRESH_PRODUCER_FOLDERS = {"emulator", "fuzz"}
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Let ``support.eventhubs.send`` reuse its producer, except in the folders above."""
-    helpers = sys.modules.get("support.eventhubs")  # imported by every test that sends
-    if helpers is not None:
-        helpers.reuse_producers = item.path.parent.name not in FRESH_PRODUCER_FOLDERS
 
 
 @pytest.hookimpl(hookwrapper=True)

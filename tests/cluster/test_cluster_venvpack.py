@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from support.paths import ROOT
+from support.paths import PRODUCT, ROOT
 from support.spark_processes import StandaloneCluster, spark_home, users_worker_env
 
 pytestmark = pytest.mark.cluster
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.cluster
 def packed_venv(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(the venv's python, its venv-pack archive): pip install of the wheel, then venv-pack."""
     work = tmp_path_factory.mktemp("venvpack")
-    run = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(work), str(ROOT)]
+    run = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(work), str(PRODUCT)]
     subprocess.run(run, check=True, capture_output=True)
     wheel = next(work.glob("pysparksources-*.whl"))
     base = Path(sys.base_prefix) / "bin" / "python3"  # a venv of this venv's own interpreter

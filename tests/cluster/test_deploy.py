@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from support.paths import ROOT
+from support.paths import PRODUCT
 from support.spark_processes import ConnectServer, StandaloneCluster, spark_home, users_worker_env
 
 pytestmark = pytest.mark.cluster
@@ -52,7 +52,7 @@ def bare_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(PRODUCT)],
         check=True,
         capture_output=True,
     )

@@ -1,11 +1,12 @@
 """An Event Hubs-compatible AMQP 1.0 emulator for development and tests (not a broker).
 
-The azure-eventhub SDK talks to it over a real socket on 127.0.0.1; see
-docs/eventhubs-emulator.md. The emulator itself needs only the standard library (it imports
-no Azure module); nothing else in the package imports it except the demo and the
-``pysparksources eventhubs-emulator`` command. For tests, ``pip install
-"pysparksources[emulator]"`` adds pytest (fixtures: ``pytest_plugins =
-["pysparksources_emulator.pytest_plugin"]``) and the azure-eventhub SDK to talk to it.
+The real azure-eventhub SDK talks to it over a socket on 127.0.0.1; see the distribution's
+README (pysparksources-emulator). This package needs only the standard library. Two modules
+outside its core stand behind extras: ``pytest_plugin`` (``pip install
+"pysparksources-emulator[pytest]"``; pytest loads it by itself through its ``pytest11`` entry
+point: fixtures ``eventhubs_emulator`` and ``eventhubs_emulator_factory``) and ``testing``
+(``[sdk]``: send, receive and collect events with the azure-eventhub SDK). The command line is
+``pysparksources-emulator`` (or ``python -m pysparksources_emulator``).
 """
 
 from pysparksources_emulator._config import EmulatorConfig, HubConfig

@@ -1,8 +1,10 @@
 """One client TCP connection: protocol headers, SASL, sessions and frame dispatch.
 
-The link behaviours (producer, consumer, CBS, management) live in ``links.py``; this module
-only moves frames. It is an ``asyncio.Protocol`` rather than a stream pair because parsing
-straight from ``data_received`` is markedly cheaper in Python.
+The link behaviours (producer, consumer, CBS, management) live in ``_links.py`` and the server
+in ``_server.py``; this module only moves frames and knows them through the two small protocols
+below (:class:`LinkEndpoint`, :class:`ConnectionHost`), so it imports neither. It is an
+``asyncio.Protocol`` rather than a stream pair because parsing straight from ``data_received``
+is markedly cheaper in Python.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pysparksources_emulator._amqp.framing import (
     AMQP_HEADER,
@@ -46,16 +48,36 @@ from pysparksources_emulator._amqp.types import (
     UShort,
 )
 
-if TYPE_CHECKING:
-    from pysparksources_emulator._links import Link
-    from pysparksources_emulator._server import EmulatorServer
-
-__all__ = ["Connection", "Session"]
+__all__ = ["Connection", "ConnectionHost", "LinkEndpoint", "Session"]
 
 _LOG = logging.getLogger(__name__)
 
 SESSION_WINDOW = 65536
 MAX_FRAME_SIZE = 1024 * 1024
+
+
+class LinkEndpoint(Protocol):
+    """What a connection asks of the link a frame is for (every link of ``_links``)."""
+
+    detach_sent: bool
+
+    def on_transfer(self, frame: Transfer, payload: memoryview) -> None: ...
+
+    def on_flow(self, frame: Flow) -> None: ...
+
+    def on_detached(self) -> None: ...
+
+    def wake(self) -> None: ...
+
+
+class ConnectionHost(Protocol):
+    """What a connection asks of the server that accepted it (``_server.EmulatorServer``)."""
+
+    connections: set[Connection]
+
+    def check_sasl(self, mechanism: str, response: bytes | None) -> bool: ...
+
+    def attach_link(self, conn: Connection, session: Session, attach: Attach) -> None: ...
 
 
 @dataclass
@@ -67,14 +89,14 @@ class Session:
     next_outgoing_id: int = 0
     next_delivery_id: int = 0
     incoming_window: int = SESSION_WINDOW
-    links: dict[int, Link] = field(default_factory=dict)
+    links: dict[int, LinkEndpoint] = field(default_factory=dict)
     ended: bool = False
 
 
 class Connection(asyncio.Protocol):
     """The server side of one AMQP connection."""
 
-    def __init__(self, server: EmulatorServer) -> None:
+    def __init__(self, server: ConnectionHost) -> None:
         self.server = server
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()

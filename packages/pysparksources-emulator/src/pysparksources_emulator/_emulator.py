@@ -155,7 +155,7 @@ class EventHubsEmulator:
         return asyncio.run_coroutine_threadsafe(run(), loop).result(timeout=30)
 
     def add_fault(self, fault: Fault | None = None, **kwargs: Any) -> Fault:
-        """Install a fault (a :class:`Fault` or its keyword arguments); see faults.py."""
+        """Install a fault (a :class:`Fault` or its keyword arguments); see ``_faults``."""
         return self.faults.add(fault if fault is not None else Fault(**kwargs))
 
     def clear_faults(self) -> None:

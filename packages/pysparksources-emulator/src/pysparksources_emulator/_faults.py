@@ -59,7 +59,7 @@ class Fault:
 
     action: Action
     condition: str = "amqp:link:detach-forced"
-    description: str = "Fault injected by the pysparksources emulator."
+    description: str = "Fault injected by pysparksources-emulator."
     hub: str | None = None
     partition: int | None = None
     consumer_group: str | None = None

@@ -1,7 +1,9 @@
 """Link behaviours: producers, consumers, and the CBS / management request-reply nodes.
 
 Our handle numbers mirror the client's, and every link keeps a :class:`LinkInfo` so faults can
-match it. Receiving links (client -> emulator) reassemble multi-frame deliveries and grant
+match it. A link writes through its :class:`Connection` and asks the server for the rest
+through :class:`LinkHost` (``_server.EmulatorServer`` is one), so this module never imports
+the server. Receiving links (client -> emulator) reassemble multi-frame deliveries and grant
 credit generously; sending links (emulator -> client) respect the client's link credit.
 """
 
@@ -11,7 +13,8 @@ import asyncio
 import re
 import struct
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pysparksources_emulator._amqp.framing import build_frame
 from pysparksources_emulator._amqp.message import (
@@ -39,8 +42,8 @@ from pysparksources_emulator._amqp.types import (
     UInt,
     encode,
 )
-from pysparksources_emulator._broker import EntityError, Hub
-from pysparksources_emulator._faults import DISRUPTIVE, LinkInfo, LinkKind
+from pysparksources_emulator._broker import Broker, EntityError, Hub
+from pysparksources_emulator._faults import DISRUPTIVE, FaultInjector, LinkInfo, LinkKind
 from pysparksources_emulator._storage import PartitionLog, StoredEvent
 
 if TYPE_CHECKING:
@@ -49,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ConsumerLink",
     "Link",
+    "LinkHost",
     "ProducerLink",
     "ReplyLink",
     "RequestLink",
@@ -66,12 +70,32 @@ _PKEY_KEY = encode(Symbol("x-opt-partition-key"))
 _SYSTEM_KEYS = {"x-opt-sequence-number", "x-opt-offset", "x-opt-enqueued-time"}
 
 
+class LinkHost(Protocol):
+    """What links ask of the server: its faults, clock and broker, and the CBS and management
+    answers (``_server.EmulatorServer``)."""
+
+    faults: FaultInjector
+    broker: Broker
+    clock: Callable[[], float]
+
+    def handle_cbs(
+        self, conn: Connection, app: dict[Any, Any], token: Any
+    ) -> tuple[dict[Any, Any], Any, str | None]: ...
+
+    def handle_management(
+        self, conn: Connection, app: dict[Any, Any]
+    ) -> tuple[dict[Any, Any], Any, str | None]: ...
+
+    def send_reply(self, conn: Connection, node: str, payload: bytes) -> None: ...
+
+
 class Link:
     """What every link shares: identity, fault matching, detaching."""
 
     kind: LinkKind = "sender"
 
-    def __init__(self, conn: Connection, session: Session, attach: Attach) -> None:
+    def __init__(self, host: LinkHost, conn: Connection, session: Session, attach: Attach) -> None:
+        self.host = host
         self.conn = conn
         self.session = session
         self.name = attach.name
@@ -81,8 +105,8 @@ class Link:
         self.alive = True
 
     @property
-    def server_faults(self) -> Any:
-        return self.conn.server.faults
+    def server_faults(self) -> FaultInjector:
+        return self.host.faults
 
     def on_transfer(self, frame: Transfer, payload: memoryview) -> None:
         """Clients only transfer on links where they are the sender; ignore anything else."""
@@ -128,8 +152,8 @@ class Link:
 class ReceivingLink(Link):
     """A link on which we receive: reassembles deliveries, grants credit, settles."""
 
-    def __init__(self, conn: Connection, session: Session, attach: Attach) -> None:
-        super().__init__(conn, session, attach)
+    def __init__(self, host: LinkHost, conn: Connection, session: Session, attach: Attach) -> None:
+        super().__init__(host, conn, session, attach)
         self.delivery_count = int(attach.initial_delivery_count or 0)
         self.credit = 0
         self._partial = bytearray()
@@ -191,9 +215,15 @@ class ProducerLink(ReceivingLink):
     kind: LinkKind = "sender"
 
     def __init__(
-        self, conn: Connection, session: Session, attach: Attach, hub: Hub, partition: int | None
+        self,
+        host: LinkHost,
+        conn: Connection,
+        session: Session,
+        attach: Attach,
+        hub: Hub,
+        partition: int | None,
     ) -> None:
-        super().__init__(conn, session, attach)
+        super().__init__(host, conn, session, attach)
         self.hub = hub
         self.partition = partition
         self.info = LinkInfo("sender", hub.name, partition)
@@ -226,7 +256,7 @@ class ProducerLink(ReceivingLink):
             self.settle(first, Rejected(error))
             return
         log = self.hub.partitions[partition]
-        now_ms = int(self.conn.server.clock() * 1000)
+        now_ms = int(self.host.clock() * 1000)
         for event in events:
             _append(log, event, now_ms, key)
         log.notify()
@@ -259,16 +289,18 @@ def _append(log: PartitionLog, event: IncomingMessage, now_ms: int, key: Any) ->
 class RequestLink(ReceivingLink):
     """The client's sending half of ``$cbs`` or ``$management``; replies go to a ReplyLink."""
 
-    def __init__(self, conn: Connection, session: Session, attach: Attach, node: str) -> None:
+    def __init__(
+        self, host: LinkHost, conn: Connection, session: Session, attach: Attach, node: str
+    ) -> None:
         self.kind = "cbs" if node == "$cbs" else "management"
-        super().__init__(conn, session, attach)
+        super().__init__(host, conn, session, attach)
         self.node = node
 
     def on_message(self, first: Transfer, payload: bytes) -> None:
         request = parse_message(payload, full=True)
         self.settle(first, Accepted())
         app = request.application_properties or {}
-        server = self.conn.server
+        server = self.host
         if self.node == "$cbs":
             app_reply, body, hub = server.handle_cbs(self.conn, app, request.value)
         else:
@@ -292,8 +324,8 @@ class RequestLink(ReceivingLink):
 class SendingLink(Link):
     """A link on which we send: tracks the client's credit and frames deliveries."""
 
-    def __init__(self, conn: Connection, session: Session, attach: Attach) -> None:
-        super().__init__(conn, session, attach)
+    def __init__(self, host: LinkHost, conn: Connection, session: Session, attach: Attach) -> None:
+        super().__init__(host, conn, session, attach)
         self.delivery_count = 0
         self.credit = 0
 
@@ -348,9 +380,11 @@ class SendingLink(Link):
 class ReplyLink(SendingLink):
     """The client's receiving half of ``$cbs`` / ``$management``: replies wait for credit."""
 
-    def __init__(self, conn: Connection, session: Session, attach: Attach, node: str) -> None:
+    def __init__(
+        self, host: LinkHost, conn: Connection, session: Session, attach: Attach, node: str
+    ) -> None:
         self.kind = "cbs" if node == "$cbs" else "management"
-        super().__init__(conn, session, attach)
+        super().__init__(host, conn, session, attach)
         self.node = node
         self.queue: list[bytes] = []
 
@@ -438,6 +472,7 @@ class ConsumerLink(SendingLink):
 
     def __init__(
         self,
+        host: LinkHost,
         conn: Connection,
         session: Session,
         attach: Attach,
@@ -447,7 +482,7 @@ class ConsumerLink(SendingLink):
         *,
         metrics: bool,
     ) -> None:
-        super().__init__(conn, session, attach)
+        super().__init__(host, conn, session, attach)
         self.hub = hub
         self.group = group
         self.partition = partition
@@ -471,7 +506,7 @@ class ConsumerLink(SendingLink):
         super().on_detached()
         self.log.listeners.discard(self._on_append)
         key = (self.hub.name.lower(), self.group.lower(), self.partition)
-        self.conn.server.broker.remove_reader(key, self)
+        self.host.broker.remove_reader(key, self)
 
     def _metrics_section(self) -> bytes:
         log = self.log

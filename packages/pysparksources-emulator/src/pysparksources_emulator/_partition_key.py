@@ -4,7 +4,8 @@ Bob Jenkins' lookup3 ``hashlittle2`` with both seeds 0 over the key's *code poin
 per character, not UTF-8 bytes: that is what the Python SDK's public behaviour shows for
 non-ASCII keys); the two 32-bit results are XOR-ed and read as a signed 16-bit number ``h``;
 the partition is ``abs(h % n)`` with Python's modulo. Checked against the azure-eventhub SDK's
-buffered producer, which routes keyed events itself (tests/emulator/test_partition_keys.py).
+buffered producer, which routes keyed events itself (the distribution's
+tests/test_sdk_features.py).
 """
 
 from __future__ import annotations

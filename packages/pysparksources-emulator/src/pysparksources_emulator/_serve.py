@@ -1,4 +1,8 @@
-"""``pysparksources eventhubs-emulator``: serve hubs on 127.0.0.1 until Ctrl-C."""
+"""``pysparksources-emulator``: serve Event Hubs on 127.0.0.1 until Ctrl-C (or SIGTERM).
+
+It prints one SDK connection string per hub. ``kill -USR1 <pid>`` prints every thread's stack
+on stderr and leaves it serving.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +21,13 @@ __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pysparksources eventhubs-emulator", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="pysparksources-emulator",
+        description="An Event Hubs-compatible AMQP 1.0 emulator for development and tests: "
+        "serves hubs on 127.0.0.1 and prints one azure-eventhub connection string per hub. "
+        "Ctrl-C or SIGTERM stops it; kill -USR1 <pid> prints every thread's stack on stderr.",
+        epilog="See the README of the pysparksources-emulator distribution.",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     parser.add_argument("--port", type=int, default=5672, help="AMQP port; 0 picks one (5672)")
     parser.add_argument("--config", type=Path, help="Config.json in Microsoft's emulator shape")

@@ -1,6 +1,6 @@
 """The asyncio server: accepts connections, attaches links, answers CBS and management.
 
-``EmulatorServer`` runs inside an event loop; :mod:`.emulator` wraps it in a background thread
+``EmulatorServer`` runs inside an event loop; :mod:`._emulator` wraps it in a background thread
 for tests and the command line.
 """
 
@@ -120,7 +120,8 @@ class EmulatorServer:
             for session in list(conn.sessions.values()):
                 for link in list(session.links.values()):
                     if (
-                        link.alive
+                        isinstance(link, Link)
+                        and link.alive
                         and not conn.closed
                         and self.faults.peek(link.info, DISRUPTIVE)
                         and link.fire_due_fault()
@@ -201,25 +202,27 @@ class EmulatorServer:
         try:
             if node:
                 link = (
-                    RequestLink(conn, session, attach, node)
+                    RequestLink(self, conn, session, attach, node)
                     if client_sends
-                    else ReplyLink(conn, session, attach, node)
+                    else ReplyLink(self, conn, session, attach, node)
                 )
             elif client_sends:
                 hub, partition = self.broker.resolve_sender(address)
                 max_size = hub.config.max_message_size
-                link = ProducerLink(conn, session, attach, hub, partition)
+                link = ProducerLink(self, conn, session, attach, hub, partition)
                 self._require(conn, parse_entity(address), "Send")
             else:
                 hub, group, partition = self.broker.resolve_receiver(address)
                 metrics = RUNTIME_METRIC in _symbols(attach.desired_capabilities)
                 if metrics:
                     offered = Array(0xB3, (Symbol(RUNTIME_METRIC),))
-                link = ConsumerLink(conn, session, attach, hub, group, partition, metrics=metrics)
+                link = ConsumerLink(
+                    self, conn, session, attach, hub, group, partition, metrics=metrics
+                )
                 self._require(conn, parse_entity(address), "Listen")
         except EntityError as exc:
             error = exc
-            link = Link(conn, session, attach)
+            link = Link(self, conn, session, attach)
         session.links[link.handle] = link
         reply = Attach(
             name=attach.name,

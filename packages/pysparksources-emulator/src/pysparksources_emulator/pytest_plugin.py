@@ -1,7 +1,8 @@
 """Pytest fixtures that run the emulator on 127.0.0.1 (port 0) and always stop it.
 
-Use from a conftest.py: ``pytest_plugins = ["pysparksources_emulator.pytest_plugin"]``
-or import the fixtures by name.
+``pip install "pysparksources-emulator[pytest]"`` is all it takes: pytest loads this module by
+itself through the distribution's ``pytest11`` entry point, so no conftest.py names it (and
+none should: pytest refuses a plugin registered twice under two names).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The ``pysparksources`` command: ``demo``, ``doctor`` and ``eventhubs migrate-checkpoint``.
 
 Building the parser imports nothing else of the package: each subcommand imports what it runs.
-``eventhubs-emulator`` hands its arguments to the emulator's own command (the
-``pysparksources-emulator`` distribution), and ``bench`` says where the benchmarks went.
+``eventhubs-emulator`` (deprecated) hands its arguments to the emulator's own command,
+``pysparksources-emulator`` (its own distribution), and ``bench`` says where the benchmarks went.
 """
 
 from __future__ import annotations
@@ -32,6 +32,14 @@ def _note_worker_python() -> None:
 
 
 def _demo(args: argparse.Namespace, rest: list[str]) -> int:
+    from pysparksources._commands.demo_requirements import check_requirements
+    from pysparksources.errors import PySparkSourcesError
+
+    try:
+        check_requirements()  # before anything else (even PySpark): one line naming the fix
+    except PySparkSourcesError as error:
+        print(error, file=sys.stderr)
+        return 2
     from pysparksources._commands.demo import run_demo
 
     _note_worker_python()
@@ -54,6 +62,7 @@ def _doctor(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def _eventhubs_emulator(args: argparse.Namespace, rest: list[str]) -> int:
+    """Deprecated: the emulator's own command is ``pysparksources-emulator`` (same options)."""
     try:
         from pysparksources_emulator import serve
     except ImportError:
@@ -63,6 +72,11 @@ def _eventhubs_emulator(args: argparse.Namespace, rest: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
+    print(
+        "pysparksources: `pysparksources eventhubs-emulator` is deprecated: run "
+        "pysparksources-emulator (the same options)",
+        file=sys.stderr,
+    )
     return serve(rest)
 
 
@@ -133,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     emulator = commands.add_parser(
         "eventhubs-emulator",
         add_help=False,
-        help="the Event Hubs emulator (pysparksources-emulator; --help for options)",
+        help="deprecated: run pysparksources-emulator (the same options)",
     )
     emulator.set_defaults(handler=_eventhubs_emulator)
     _add_eventhubs_tools(commands)

@@ -9,7 +9,7 @@ from azure.eventhub import EventData
 from azure.eventhub.exceptions import EventDataSendError
 
 from pysparksources_emulator import EventHubsEmulator, Fault
-from support.eventhubs import Collector, bodies, producer, send
+from pysparksources_emulator.testing import Collector, bodies, producer, send
 
 pytestmark = pytest.mark.emulator
 

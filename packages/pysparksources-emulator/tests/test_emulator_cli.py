@@ -1,19 +1,25 @@
-"""The command line: ``pysparksources eventhubs-emulator`` serves until interrupted."""
+"""The command line: ``pysparksources-emulator`` (or ``python -m pysparksources_emulator``)
+serves until interrupted."""
 
 from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
 import pytest
 
-from support.eventhubs import bodies, receive, send
+from pysparksources_emulator.testing import bodies, receive, send
 
 pytestmark = pytest.mark.emulator
+
+# The console script the distribution installs next to this interpreter.
+COMMAND = str(Path(sysconfig.get_path("scripts")) / "pysparksources-emulator")
 
 
 def test_cli_serves_config_hubs_until_interrupted(tmp_path: Path) -> None:
@@ -31,8 +37,8 @@ def test_cli_serves_config_hubs_until_interrupted(tmp_path: Path) -> None:
     path = tmp_path / "Config.json"
     path.write_text(json.dumps(config))
     command = [
-        sys.executable, "-m", "pysparksources.cli", "eventhubs-emulator", "--port", "0",
-        "--config", str(path), "--hub", "extra:1", "--data-dir", str(tmp_path / "data"),
+        COMMAND, "--port", "0", "--config", str(path), "--hub", "extra:1",
+        "--data-dir", str(tmp_path / "data"),
     ]  # fmt: skip
     stderr = tmp_path / "stderr"
     with stderr.open("w") as err:
@@ -82,11 +88,11 @@ def test_acknowledged_events_survive_a_killed_emulator(tmp_path: Path) -> None:
     write buffer until the next periodic sync, so a killed emulator lost up to a second of
     acknowledged events.
     """
-    from benchmarks.cluster import free_port
-
-    port = free_port()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
     command = [
-        sys.executable, "-m", "pysparksources.cli", "eventhubs-emulator", "--port", str(port),
+        sys.executable, "-m", "pysparksources_emulator", "--port", str(port),
         "--hub", "killed:1", "--data-dir", str(tmp_path),
     ]  # fmt: skip
 

@@ -9,7 +9,7 @@ import pytest
 from pysparksources_emulator import EmulatorConfig, EventHubsEmulator, HubConfig
 from pysparksources_emulator._storage import PartitionLog
 from pysparksources_emulator.pytest_plugin import EmulatorFactory
-from support.eventhubs import bodies, producer, receive, send
+from pysparksources_emulator.testing import bodies, producer, receive, send
 
 
 class FakeClock:

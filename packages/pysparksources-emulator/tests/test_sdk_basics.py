@@ -12,7 +12,7 @@ from azure.eventhub import EventData
 from azure.eventhub.exceptions import ConnectError, ConnectionLostError, EventHubError
 
 from pysparksources_emulator import EventHubsEmulator
-from support.eventhubs import Collector, bodies, producer, receive, send
+from pysparksources_emulator.testing import Collector, bodies, producer, receive, send
 
 pytestmark = pytest.mark.emulator
 

@@ -23,7 +23,7 @@ from pysparksources_emulator import EmulatorConfig, EventHubsEmulator, HubConfig
 from pysparksources_emulator._amqp.framing import AMQP_HEADER, SASL_HEADER, FrameError, read_frame
 from pysparksources_emulator._amqp.performatives import decode_performative
 from pysparksources_emulator._amqp.types import DecodeError, decode, decode_all, skip
-from support.eventhubs import received, send
+from pysparksources_emulator.testing import received, send
 
 pytestmark = pytest.mark.emulator
 

@@ -15,7 +15,7 @@ from azure.eventhub.exceptions import AuthenticationError
 
 from pysparksources_emulator import EventHubsEmulator, HubConfig, partition_for_key
 from pysparksources_emulator.pytest_plugin import EmulatorFactory
-from support.eventhubs import FAST, Collector, bodies, producer, receive, send
+from pysparksources_emulator.testing import FAST, Collector, bodies, producer, receive, send
 
 pytestmark = pytest.mark.emulator
 

@@ -1,16 +1,20 @@
-"""``pysparksources bench``: one subcommand per scenario, plus the local-cluster comparison."""
+"""``./dev bench`` (``python -m benchmarks``): one subcommand per scenario, plus the local-cluster
+comparison."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from benchmarks._children import bench_command, with_repository_path
 
 __all__ = ["SCENARIOS", "main"]
 
@@ -33,7 +37,7 @@ SCENARIOS = {
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="pysparksources bench",
+        prog="./dev bench",
         description="Benchmarks that measure Spark's own source or sink (or the plain SDK "
         "client) in the same run; compare the ratios. The last line printed is JSON.",
     )
@@ -61,6 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    # Every process started from here on (scenario children, Spark's JVMs and Python workers,
+    # a local cluster's daemons and executors) imports this package from the repository, and
+    # Spark's Python workers run this interpreter unless PYSPARK_PYTHON says otherwise (set
+    # before pysparksources is imported, which would warn about PATH's python3).
+    os.environ.update(with_repository_path(os.environ))
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     args = build_parser().parse_args(argv)
     if getattr(args, "local_cluster", None):
         return _compare_on_local_cluster(_without_local_cluster(argv), args.local_cluster)
@@ -84,8 +95,10 @@ def _without_local_cluster(argv: list[str]) -> list[str]:
 
 def _run_child(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
     """Run one bench command in its own process (one SparkContext each); keep its JSON line."""
-    command = [sys.executable, "-m", "pysparksources.cli", "bench", *argv]
-    proc = subprocess.run(command, stdout=subprocess.PIPE, text=True, env=env, check=True)
+    command = bench_command(*argv)
+    proc = subprocess.run(
+        command, stdout=subprocess.PIPE, text=True, env=with_repository_path(env), check=True
+    )
     print(proc.stdout, flush=True)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     summary: dict[str, Any] = json.loads(lines[-1])

@@ -1,6 +1,6 @@
 """Event Hubs scenario pieces: an emulator in its own process, a backlog, a plain SDK reader.
 
-The emulator runs as a separate process (``pysparksources eventhubs-emulator``) so that the
+The emulator runs as a separate process (``python -m pysparksources_emulator``) so that the
 server, the SDK clients and Spark's Python workers do not share one GIL: what is measured is
 the client side, as it would be against Azure.
 """
@@ -10,12 +10,13 @@ from __future__ import annotations
 import argparse
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from benchmarks._children import emulator_command
 
 __all__ = [
     "add_event_arguments",
@@ -37,10 +38,7 @@ def add_event_arguments(parser: argparse.ArgumentParser) -> None:
 @contextmanager
 def emulator_process(hub: str, partitions: int) -> Iterator[str]:
     """Serve ``hub`` on a free port until the block ends; yields its connection string."""
-    command = [
-        sys.executable, "-m", "pysparksources.cli", "eventhubs-emulator", "--port", "0",
-        "--hub", f"{hub}:{partitions}",
-    ]  # fmt: skip
+    command = emulator_command("--port", "0", "--hub", f"{hub}:{partitions}")
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None

@@ -12,15 +12,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks._children import executor_path_conf
+
 __all__ = ["Measurement", "bench_session", "measure_sink", "measure_stream"]
 
 
 def bench_session(args: argparse.Namespace, **conf: str) -> Any:
-    """A classic session on ``--master`` with ``--conf`` settings over the scenario's own."""
+    """A classic session on ``--master`` with ``--conf`` settings over the scenario's own.
+
+    Its executors' Python workers import the reference sources (``_reference``) from the
+    repository, whatever environment the master's workers were started in.
+    """
     from pysparksources._commands.local_session import local_session
 
     given = dict(item.split("=", 1) for item in args.conf)
-    return local_session("pysparksources-bench", master=args.master, conf={**conf, **given})
+    settings = {**executor_path_conf(), **conf, **given}
+    return local_session("pysparksources-bench", master=args.master, conf=settings)
 
 
 @dataclass

@@ -5,10 +5,7 @@ cut into ``chunkRows``-row batches, 0 = one batch per task), so its throughput i
 the engine's Arrow hop and task round trip alone: the ceiling for every Python source at that
 batch shape. ``pybench_tuples`` yields Python tuples, as most peer libraries do. Both produce
 the rate schema and rate-micro-batch's values. ``pybench_discard`` consumes its Arrow batches
-and writes nothing: the cap for any Python sink. ``pyfile_ceiling`` plans exactly like pyfile
-but its tasks yield batches already parsed (one file of the same format, parsed once per
-Python worker and repeated for every file of the task): the best any Python file source can
-reach at pyfile's batch shape.
+and writes nothing: the cap for any Python sink. pyfile's own ceiling is in ``_file_ceiling``.
 """
 
 from __future__ import annotations
@@ -16,7 +13,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -30,10 +26,8 @@ from pyspark.sql.datasource import (
 
 from pysparksources._core.option_table import Integer, OptionTable, Use
 from pysparksources._core.options import Options
-from pysparksources.files.planning import FilePartition
-from pysparksources.files.reader import FileStreamReader, read_partition
 
-__all__ = ["CachedBatchDataSource", "CeilingFileSource", "DiscardDataSource", "TupleDataSource"]
+__all__ = ["CachedBatchDataSource", "DiscardDataSource", "TupleDataSource"]
 
 _BATCHES: dict[tuple[int, int], list[Any]] = {}
 _ROWS = Integer(name="rowsPerBatch", doc="rows per batch", default="1000000", minimum=1)
@@ -42,7 +36,6 @@ _CHUNK = Integer(
     name="chunkRows", doc="rows per RecordBatch (0: one)", default="1048576", minimum=0
 )
 _OPTIONS = OptionTable("pybench", (_ROWS, _PARTITIONS, _CHUNK))
-_PARSED: dict[str, list[Any]] = {}
 
 
 @dataclass(frozen=True)
@@ -147,24 +140,3 @@ class DiscardDataSource(DataSource):  # type: ignore[misc]
 
     def streamWriter(self, schema: Any, overwrite: bool) -> _DiscardWriter:
         return _DiscardWriter()
-
-
-class _CeilingReader(FileStreamReader):
-    def read(self, partition: InputPartition) -> Iterator[Any]:
-        assert isinstance(partition, FilePartition)
-        first = partition.splits[0].path
-        key = f"{partition.context.reader.format}:{Path(first).parent}"
-        if key not in _PARSED:
-            one = FilePartition(0, partition.splits[:1], partition.context)
-            _PARSED[key] = list(read_partition(one))
-        for _ in partition.splits:
-            yield from _PARSED[key]
-
-
-class CeilingFileSource(DataSource):  # type: ignore[misc]
-    @classmethod
-    def name(cls) -> str:
-        return "pyfile_ceiling"
-
-    def streamReader(self, schema: Any) -> Any:
-        return _CeilingReader(dict(self.options), schema)

@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks._children import emulator_command
 from benchmarks._procfs import (
     ProcessFigures,
     children_by_parent,
@@ -28,13 +29,12 @@ __all__ = ["EmulatorProcess", "SenderProcess", "SparkProcesses"]
 
 
 class EmulatorProcess:
-    """``pysparksources eventhubs-emulator`` on 127.0.0.1:``port`` with a data directory."""
+    """``python -m pysparksources_emulator`` on 127.0.0.1:``port`` with a data directory."""
 
     def __init__(self, port: int, hub: str, partitions: int, data_dir: Path) -> None:
-        self.command = [
-            sys.executable, "-m", "pysparksources.cli", "eventhubs-emulator",
-            "--port", str(port), "--hub", f"{hub}:{partitions}", "--data-dir", str(data_dir),
-        ]  # fmt: skip
+        self.command = emulator_command(
+            "--port", str(port), "--hub", f"{hub}:{partitions}", "--data-dir", str(data_dir)
+        )
         self.proc: subprocess.Popen[str] | None = None
         self.connection_string = ""
         self.restarts = 0

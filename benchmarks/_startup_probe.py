@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from benchmarks._children import executor_path_conf
 from benchmarks._latency_pieces import CONNECTION_ENV
 
 __all__ = ["PIPELINES", "first_batch"]
@@ -131,7 +132,7 @@ def main(argv: list[str]) -> int:
     from pysparksources._commands.local_session import local_session
 
     conn = os.environ.get(CONNECTION_ENV, "")
-    settings = dict(item.split("=", 1) for item in conf)
+    settings = {**executor_path_conf(), **dict(item.split("=", 1) for item in conf)}
     spark = local_session("pysparksources-bench-startup", master=master, conf=settings)
     spark.dataSource.register(CachedBatchDataSource)
     spark.dataSource.register(DiscardDataSource)

@@ -1,6 +1,6 @@
-"""SDK producer and consumer throughput against the package's Event Hubs emulator.
+"""SDK producer and consumer throughput against the Event Hubs emulator (pysparksources-emulator).
 
-The emulator runs in its own process (as ``pysparksources eventhubs-emulator``) so the SDK and
+The emulator runs in its own process (``python -m pysparksources_emulator``) so the SDK and
 the server do not share one GIL; figures are the median of ``--runs`` runs, each on a fresh
 partition so a read sees exactly one backlog.
 """

@@ -118,14 +118,15 @@ def _decode_only_rate(bodies: list[bytes]) -> float:
     """Events/s of decode_batch alone on 8192-event chunks (no Spark, no SDK)."""
     import pyarrow as pa
 
+    from pysparksources._core.option_table import Use
     from pysparksources.eventhubs._avro_read import decode_batch
     from pysparksources.eventhubs._schema import ARROW_SCHEMA
-    from pysparksources.eventhubs.options import parse_source_options
+    from pysparksources.eventhubs.options import parse_options
 
     conn = "Endpoint=sb://bench/;SharedAccessKeyName=k;SharedAccessKey=v;EntityPath=h"
-    config = parse_source_options(
+    config = parse_options(
         {"connectionString": conn, "bodyFormat": "avro", "avroSchema": json.dumps(ORDER_SCHEMA)},
-        streaming=True,
+        Use.STREAM_READ,
     )
     chunks = []
     for start in range(0, len(bodies), 8192):

@@ -122,7 +122,9 @@ def planning_times(seen: int, batches: int = 20, per_batch: int = 5) -> dict[str
     from pyspark.sql.streaming.datasource import ReadMaxFiles
     from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
+    from pysparksources._core.option_table import Use
     from pysparksources.files._source_log import VERSION, LogEntry, prune
+    from pysparksources.files.options import parse_options
     from pysparksources.files.reader import FileStreamReader
 
     work = Path(tempfile.mkdtemp(prefix="pyfile-plan-"))
@@ -151,7 +153,7 @@ def planning_times(seen: int, batches: int = 20, per_batch: int = 5) -> dict[str
         "maxFilesPerTrigger": str(per_batch),
     }
     schema = StructType([StructField("a", IntegerType()), StructField("b", StringType())])
-    reader = FileStreamReader(options, schema)
+    reader = FileStreamReader(parse_options(options, Use.STREAM_READ, schema), schema)
     t0 = time.perf_counter()
     offset = reader.initialOffset()
     reader._driver()
@@ -176,7 +178,7 @@ def planning_times(seen: int, batches: int = 20, per_batch: int = 5) -> dict[str
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Planning figures, then every format's three sources, one row per format and round."""
-    from benchmarks._reference import CeilingFileSource
+    from benchmarks._file_ceiling import CeilingFileSource
 
     planning = [planning_times(n) for n in (1_000, 100_000)]
     results: dict[str, Any] = {"planning": planning}

@@ -1,17 +1,18 @@
-"""The short soak: ``pysparksources bench soak`` for half a minute through one emulator restart
-and one executor kill, on the shared standalone cluster; its own counts judged, not its speed.
+"""The short soak: ``./dev bench soak`` (``python -m benchmarks soak``) for half a minute through
+one emulator restart and one executor kill, on the shared standalone cluster; its own counts
+judged, not its speed.
 
 Thirty seconds of sending hold both disruptions (at 20 % and 70 % of the run) and the
-executor's replacement; a longer soak is ``pysparksources bench soak`` itself."""
+executor's replacement; a longer soak is ``./dev bench soak`` itself."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 
+from benchmarks import bench_command, with_repository_path
 from support.spark_processes import StandaloneCluster, users_worker_env
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.emulator]
@@ -20,13 +21,14 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.emulator]
 def test_short_soak_is_exactly_once_through_a_restart_and_a_kill(
     cluster: StandaloneCluster,
 ) -> None:
-    command = [
-        sys.executable, "-m", "pysparksources.cli", "bench", "soak", "--master", cluster.url,
+    command = bench_command(
+        "soak", "--master", cluster.url,
         "--minutes", "0.5", "--rate", "100", "--sample-seconds", "10",
         "--emulator-restarts", "1", "--executor-kills", "1", "--down-seconds", "3",
-    ]  # fmt: skip
+    )  # fmt: skip
+    env = with_repository_path(users_worker_env())  # benchmarks is a folder, not installed
     proc = subprocess.run(
-        command, stdout=subprocess.PIPE, text=True, env=users_worker_env(), timeout=900, check=False
+        command, stdout=subprocess.PIPE, text=True, env=env, timeout=900, check=False
     )
     assert proc.returncode == 0, proc.stdout[-4000:]
     summary = json.loads(proc.stdout.strip().splitlines()[-1])

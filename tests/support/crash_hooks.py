@@ -11,7 +11,6 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 from pyspark import TaskContext
@@ -50,9 +49,10 @@ class HookedWriter(FileStreamWriter):
 
 
 class HookedSource(FileDataSource):
+    """pyfile whose stream writer is :class:`HookedWriter` (options parsed as pyfile's)."""
+
+    STREAM_WRITER = f"{__name__}:HookedWriter"
+
     @classmethod
     def name(cls) -> str:
         return "pyfile_hooked"
-
-    def streamWriter(self, schema: Any, overwrite: bool) -> HookedWriter:
-        return HookedWriter(dict(self.options), schema, overwrite)

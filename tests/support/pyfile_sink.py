@@ -6,6 +6,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pysparksources._core.option_table import Use
+from pysparksources.files.config import SinkConfig
+from pysparksources.files.datasource import FileDataSource
+from pysparksources.files.options import parse_options
+from pysparksources.files.writer import FileBatchWriter, FileStreamWriter
+
 # Columns derived from pyrate's value, so the expected rows can be computed by Spark itself.
 EXPRS = [
     "value AS id",
@@ -59,3 +65,22 @@ def data_files(out: Path) -> list[str]:
         dirs[:] = [d for d in dirs if not d.startswith(("_", "."))]
         found += [os.path.join(root, f) for f in files if not f.startswith(("_", "."))]
     return sorted(found)
+
+
+def sink_config(options: dict[str, str], schema: Any) -> SinkConfig:
+    """pyfile's config for a writeStream of ``schema`` (a StructType) with these options."""
+    return parse_options(options, Use.STREAM_WRITE, schema)
+
+
+def stream_writer(
+    options: dict[str, str], schema: Any, overwrite: bool = False
+) -> FileStreamWriter:
+    """The stream writer Spark builds at query start, through the data source."""
+    writer: FileStreamWriter = FileDataSource(dict(options)).streamWriter(schema, overwrite)
+    return writer
+
+
+def batch_writer(options: dict[str, str], schema: Any, overwrite: bool = False) -> FileBatchWriter:
+    """The batch writer Spark builds at save(), through the data source."""
+    writer: FileBatchWriter = FileDataSource(dict(options)).writer(schema, overwrite)
+    return writer

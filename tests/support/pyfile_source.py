@@ -10,7 +10,29 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pysparksources._core.option_table import Use
+from pysparksources.files.config import SourceConfig
+from pysparksources.files.datasource import FileDataSource
+from pysparksources.files.options import parse_options
+from pysparksources.files.reader import FileBatchReader, FileStreamReader
+
 SCHEMA = "id BIGINT, name STRING"
+
+
+def source_config(options: dict[str, str], use: Use = Use.STREAM_READ) -> SourceConfig:
+    """pyfile's config for a read with these options (``Use.READ``: Spark's schema() call)."""
+    return parse_options(options, use)
+
+
+def stream_reader(options: dict[str, str], schema: Any) -> FileStreamReader:
+    """The stream reader Spark builds at query start (its errors raised, not deferred)."""
+    return FileStreamReader(parse_options(options, Use.STREAM_READ, schema), schema)
+
+
+def batch_reader(options: dict[str, str], schema: Any) -> FileBatchReader:
+    """The batch reader Spark builds for spark.read...load(), through the data source."""
+    reader: FileBatchReader = FileDataSource(dict(options)).reader(schema)
+    return reader
 
 
 def write_parquet(path: Path, ids: range, mtime: float | None = None) -> Path:

@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pysparksources._core.option_table import Use
 from pysparksources.errors import OptionError
-from pysparksources.files.options import parse_source_options
+from pysparksources.files.options import parse_options
 
 
 def compares_with_spark(session: Any) -> bool:
@@ -41,7 +42,7 @@ def archive_accepted(root: Path, source: str, archive: str) -> bool:
         "sourceLogLocation": f"{root}/log",
     }
     try:
-        parse_source_options(options, True)
+        parse_options(options, Use.STREAM_READ)
     except OptionError as error:
         assert "sourceArchiveDir" in str(error)
         return False

@@ -17,6 +17,7 @@ from typing import Any
 import fsspec
 import pytest
 
+from pysparksources.errors import OptionError
 from pysparksources.files._filesystem import (
     FileLocation,
     create_exclusive,
@@ -24,8 +25,9 @@ from pysparksources.files._filesystem import (
     resolve,
 )
 from pysparksources.files._manifest import ManifestLog, SinkFile
-from pysparksources.files.writer import FileStreamWriter
 from support.azurite import Azurite, azurite
+from support.pyfile_sink import stream_writer
+from support.pyfile_source import stream_reader
 
 __all__ = ["azurite"]
 
@@ -154,16 +156,14 @@ def test_an_old_backend_is_refused_at_start(
     fs.mkdir("race", exist_ok=True)
     options = {"path": "abfs://race/old", "fs.connection_string": azurite.connection_string}
     schema = StructType([StructField("id", LongType())])
-    with pytest.raises(ValueError) as refused:
-        FileStreamWriter(options, schema, False)
+    with pytest.raises(OptionError) as refused:
+        stream_writer(options, schema)
     message = str(refused.value)
     assert "'path'" in message and "adlfs 2024.4.1" in message and "adlfs>=2024.12.0" in message
     assert azurite.account_key not in message
 
     # The source's log on such a backend is refused too, at the first engine call.
     from pyspark.sql.streaming.datasource import ReadAllAvailable
-
-    from pysparksources.files.reader import FileStreamReader
 
     fs.pipe_file("race/in/a.txt", b"x")
     source = {
@@ -172,7 +172,7 @@ def test_an_old_backend_is_refused_at_start(
         "sourceLogLocation": "abfs://race/log",
         "fs.connection_string": azurite.connection_string,
     }
-    reader = FileStreamReader(source, StructType([StructField("value", StringType())]))
-    with pytest.raises(ValueError) as refused:
+    reader = stream_reader(source, StructType([StructField("value", StringType())]))
+    with pytest.raises(OptionError) as refused:
         reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
     assert "'sourceLogLocation'" in str(refused.value) and "adlfs>=2024.12.0" in str(refused.value)

@@ -27,8 +27,9 @@ from pysparksources.files._manifest import (
     file_uri,
     uri_to_url,
 )
-from pysparksources.files.writer import FileStreamWriter, FilesWritten
+from pysparksources.files.writer import FilesWritten
 from support.memory_fs import memory_root
+from support.pyfile_sink import stream_writer
 
 __all__ = ["memory_root"]  # a fixture the tests below take
 SCHEMA = StructType([StructField("id", LongType()), StructField("tag", StringType())])
@@ -57,7 +58,7 @@ def test_memory_stream_commit_replay_and_abort(memory_root: str) -> None:
         "partitionBy": "tag",
         "maxRecordsPerFile": "15",
     }
-    writer = FileStreamWriter(options, SCHEMA, False)
+    writer = stream_writer(options, SCHEMA)
     first = writer.write(batches(range(0, 40)))
     assert isinstance(first, FilesWritten)
     assert len(first.files) == 4  # 20 rows per tag, 15 per file
@@ -66,7 +67,7 @@ def test_memory_stream_commit_replay_and_abort(memory_root: str) -> None:
     assert read_ids(committed_files(f"memory://{memory_root}/out") or []) == list(range(40))
     # A replay of batch 0 (e.g. after a crash before Spark's commit log): nothing is added
     # and the replay's own files are deleted.
-    again = FileStreamWriter(options, SCHEMA, False)
+    again = stream_writer(options, SCHEMA)
     replay = again.write(batches(range(0, 40)))
     again.commit([replay], 0)
     fs = fsspec.filesystem("memory")
@@ -87,9 +88,7 @@ def test_memory_stream_commit_replay_and_abort(memory_root: str) -> None:
 def test_abort_also_deletes_files_of_its_batch_that_no_message_reported(memory_root: str) -> None:
     # A task that finishes just after its job failed has no message in abort(); its file is
     # found by the batch tag in its name. Other batches and hidden folders are left alone.
-    writer = FileStreamWriter(
-        {"path": f"memory://{memory_root}/out", "partitionBy": "tag"}, SCHEMA, False
-    )
+    writer = stream_writer({"path": f"memory://{memory_root}/out", "partitionBy": "tag"}, SCHEMA)
     writer.commit([writer.write(batches(range(0, 10)))], 0)
     fs = fsspec.filesystem("memory")
     late = [

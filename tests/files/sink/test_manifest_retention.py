@@ -18,14 +18,11 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from pysparksources.files._filesystem import resolve
-from pysparksources.files._manifest import (
-    CommittedFiles,
-    ManifestLog,
-    ManifestRetention,
-    SinkFile,
-)
-from pysparksources.files.reader import FileStreamReader
-from pysparksources.files.writer import FileStreamWriter, FilesWritten, WrittenFile
+from pysparksources.files._manifest import CommittedFiles, ManifestLog, SinkFile
+from pysparksources.files.config import ManifestRetention
+from pysparksources.files.writer import FilesWritten, WrittenFile
+from support.pyfile_sink import stream_writer
+from support.pyfile_source import stream_reader
 
 SCHEMA = StructType([StructField("id", LongType()), StructField("tag", StringType())])
 
@@ -81,7 +78,7 @@ def test_commits_list_nothing_and_superseded_files_go(
     listed_at = []
     for batch in range(25):
         calls.reset()
-        FileStreamWriter(options, SCHEMA, False).commit([message(batch)], batch)
+        stream_writer(options, SCHEMA).commit([message(batch)], batch)
         metadata_listings = [p for p in calls.ls if p.endswith("_spark_metadata")]
         if metadata_listings:
             listed_at.append(batch)
@@ -97,13 +94,13 @@ def test_commits_list_nothing_and_superseded_files_go(
 
     # A replay of the last batch adds nothing; so does one of a batch whose file is gone.
     for batch in (24, 3):
-        FileStreamWriter(options, SCHEMA, False).commit([message(batch)], batch)
+        stream_writer(options, SCHEMA).commit([message(batch)], batch)
     assert names(root) == ["19.compact", "20", "21", "22", "23", "24"]
     assert len(manifest.all_files()) == 25
 
 
 def test_cleanup_delay_keeps_young_files_until_a_later_floor_move(root: str) -> None:
-    retention = ManifestRetention(min_batches=2, cleanup_delay_ms=3_600_000)
+    retention = ManifestRetention(enabled=True, min_batches=2, cleanup_delay_ms=3_600_000)
     manifest = ManifestLog(resolve(f"memory://{root}/out/_spark_metadata"), 10, retention)
     for batch in range(25):
         manifest.add(batch, [SinkFile(f"memory://{root}/out/{batch}", batch, batch)])
@@ -146,7 +143,7 @@ def test_the_source_takes_sizes_and_times_from_the_manifest(
     root: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = f"memory://{root}/out"
-    writer = FileStreamWriter({"path": out}, SCHEMA, False)
+    writer = stream_writer({"path": out}, SCHEMA)
     for batch in range(3):
         rows = pa.record_batch({"id": pa.array([batch], pa.int64()), "tag": ["t"]})
         writer.commit([writer.write(iter([rows]))], batch)
@@ -156,7 +153,7 @@ def test_the_source_takes_sizes_and_times_from_the_manifest(
     }
     calls = Calls(monkeypatch)
     options = {"path": out, "sourceLogLocation": f"memory://{root}/log", "maxFileAge": "365d"}
-    reader = FileStreamReader(options, StructType(SCHEMA.fields[:1]))
+    reader = stream_reader(options, StructType(SCHEMA.fields[:1]))
     start = reader.initialOffset()
     end = reader.latestOffset(start, ReadAllAvailable())
     parts = reader.partitions(start, end)
@@ -175,7 +172,7 @@ def test_the_source_takes_sizes_and_times_from_the_manifest(
 def test_a_failing_sweep_never_fails_the_commit(
     root: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    retention = ManifestRetention(min_batches=1, cleanup_delay_ms=0)
+    retention = ManifestRetention(enabled=True, min_batches=1, cleanup_delay_ms=0)
     manifest = ManifestLog(resolve(f"memory://{root}/out/_spark_metadata"), 10, retention)
     for batch in range(10):
         manifest.add(batch, [SinkFile(f"memory://{root}/out/{batch}", batch, batch)])

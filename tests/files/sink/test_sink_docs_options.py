@@ -1,14 +1,37 @@
-"""The README's `pyfile` sink section documents every option the sink accepts."""
+"""docs/pyfile-sink.md's option table is the one rendered from pyfile's declarations."""
 
 from __future__ import annotations
 
-from pysparksources.files._option_tables import SINK_OPTIONS as OPTIONS
-from support.paths import README as README_PATH
+from pysparksources._core.option_docs import markdown_table, render_markers
+from pysparksources._core.option_table import Use
+from pysparksources.files._option_table import FS, TABLE
+from support.paths import DOCS
 
-README = README_PATH.read_text()
-SECTION = README.split("## `pyfile` sink", 1)[1].split("\n## ", 1)[0]
+PAGE = DOCS / "pyfile-sink.md"
 
 
-def test_every_option_has_a_row() -> None:
-    for name in OPTIONS:
-        assert f"| `{name}` |" in SECTION, f"README's pyfile sink section lacks a row for {name}"
+def test_the_pages_table_is_current() -> None:
+    text = PAGE.read_text()
+    assert "<!-- options:pyfile:WRITE -->" in text
+    assert render_markers(text, {"pyfile": TABLE}) == text, (
+        "docs/pyfile-sink.md's option table differs from files/_option_table.py: render it "
+        "again (./dev docs)"
+    )
+
+
+def test_every_write_option_has_a_row_with_its_default() -> None:
+    rows = markdown_table(TABLE, Use.WRITE).splitlines()
+    options = TABLE.for_use(Use.WRITE)
+    assert len(options) == len({o.name for o in options}) > 10
+    for option in options:
+        row = next((r for r in rows if r.startswith(f"| `{option.name}`")), None)
+        assert row is not None, option.name
+        assert f"| {option.documented_default()} |" in row, (option.name, row)
+        assert all(f"`{alias}`" in row for alias in option.aliases), row
+    assert any(r.startswith(f"| `{FS.shown_name}` | unset |") for r in rows)
+    assert not any(r.startswith("| `sourceLogLocation`") for r in rows)
+
+
+def test_every_option_of_the_table_is_in_one_of_the_two_tables() -> None:
+    documented = {id(o) for use in (Use.READ, Use.WRITE) for o in TABLE.for_use(use)}
+    assert documented == {id(o) for o in TABLE.options}

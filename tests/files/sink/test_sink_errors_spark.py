@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from pysparksources.errors import OptionError
+from support.pyfile_sink import sink_config, stream_writer
 from support.streams import rate
 
 pytestmark = pytest.mark.spark
@@ -46,14 +47,12 @@ CASES = [
 def _construct(path: Path | str | None, **options: str) -> str:
     from pyspark.sql.types import LongType, StructField, StructType, TimestampType
 
-    from pysparksources.files.writer import FileStreamWriter
-
     schema = StructType(
         [StructField("timestamp", TimestampType()), StructField("value", LongType())]
     )
     raw = {**options, **({"path": str(path)} if path is not None else {})}
     with pytest.raises(OptionError) as info:
-        FileStreamWriter(raw, schema, False)
+        stream_writer(raw, schema)
     return str(info.value)
 
 
@@ -76,9 +75,10 @@ def test_secrets_never_in_errors(tmp_path: Path) -> None:
     secret = "AccountKey=c2VjcmV0LXNlY3JldA=="
     text = _construct(tmp_path / "out", format="avro", **{"fs.connection_string": secret})
     assert "c2VjcmV0" not in text
-    from pysparksources.files.options import parse_sink_options
+    from pyspark.sql.types import LongType, StructField, StructType
 
-    config = parse_sink_options({"path": str(tmp_path), "fs.key": secret}, ["a"], False)
+    schema = StructType([StructField("a", LongType())])
+    config = sink_config({"path": str(tmp_path), "fs.key": secret}, schema)
     assert "c2VjcmV0" not in repr(config) and "c2VjcmV0" not in repr(config.location)
 
 
@@ -91,6 +91,19 @@ def test_bad_option_fails_the_real_query_at_start(
 ) -> None:
     text = _failure(rate(spark, 10, 10), tmp_path, tmp_path / "out", **options)
     assert "pyfile: invalid value" in text and message in text
+
+
+def test_a_source_option_given_to_a_write_fails_at_start_or_save(
+    spark: Any, tmp_path: Path
+) -> None:
+    source_only = "applies only to spark.readStream and spark.read"
+    text = _failure(rate(spark, 10, 10), tmp_path, tmp_path / "out", maxFilesPerTrigger="2")
+    assert f"pyfile: option 'maxFilesPerTrigger' {source_only}" in text
+    writer = spark.range(3).write.format("pyfile").mode("append")
+    with pytest.raises(Exception) as caught:
+        writer.option("sourceLogLocation", str(tmp_path / "log")).save(str(tmp_path / "b"))
+    assert f"pyfile: option 'sourceLogLocation' {source_only}" in str(caught.value)
+    assert not (tmp_path / "b").exists()
 
 
 @pytest.mark.slow

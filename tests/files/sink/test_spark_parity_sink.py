@@ -246,10 +246,10 @@ FRUITS = ["apple", "peach", "citron"]
 def _writer(out: Path) -> Any:
     from pyspark.sql.types import StringType, StructField, StructType
 
-    from pysparksources.files.writer import FileStreamWriter
+    from support.pyfile_sink import stream_writer
 
     schema = StructType([StructField("value", StringType())])
-    return FileStreamWriter({"path": str(out), "format": "text"}, schema, False)
+    return stream_writer({"path": str(out), "format": "text"}, schema)
 
 
 def _task(writer: Any) -> Any:

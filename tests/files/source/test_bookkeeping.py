@@ -12,14 +12,28 @@ from pathlib import Path
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxBytes, ReadMaxFiles
 
+from pysparksources._core.option_table import Use
+from pysparksources.errors import SourceLogInUseError
 from pysparksources.files._admission import Admission, take_by_bytes
 from pysparksources.files._filesystem import resolve
 from pysparksources.files._listing import FileEntry, glob_regex, is_hidden, list_files
 from pysparksources.files._seen import SeenFiles
-from pysparksources.files._source_log import LogEntry, SourceLog, SourceLogInUse
-from pysparksources.files.options import ReaderOptions
+from pysparksources.files._source_log import LogEntry, SourceLog
 from pysparksources.files.planning import ReadContext, plan_partitions
 from support.processes import process_state
+from support.pyfile_source import source_config
+
+# Every option at its default, as the table declares it (admission's cache sizes, the reader).
+DEFAULTS = source_config({"path": "/data"}, Use.BATCH_READ)
+
+
+def admission(seen: SeenFiles, latest_first: bool = False) -> Admission:
+    return Admission(
+        seen,
+        latest_first=latest_first,
+        max_cached_files=DEFAULTS.max_cached_files,
+        discard_ratio=DEFAULTS.discard_cached_input_ratio,
+    )
 
 
 def files(*spec: tuple[str, int, int]) -> list[FileEntry]:
@@ -70,7 +84,7 @@ def test_listing_recurses_skips_hidden_and_filters(tmp_path: Path) -> None:
 
 
 def test_seen_files_max_age_is_relative_to_the_newest_file() -> None:
-    seen = SeenFiles(max_age_ms=1000)
+    seen = SeenFiles(max_age_ms=1000, file_name_only=False)
     assert seen.is_new("/a", 0)  # the first batch accepts everything
     seen.add("/a", 5000)
     seen.purge()
@@ -96,13 +110,13 @@ def test_admission_max_files_caches_the_rest_and_max_bytes_takes_a_prefix() -> N
         calls.append(1)
         return listed
 
-    adm = Admission(SeenFiles(None))
+    adm = admission(SeenFiles(None, file_name_only=False))
     assert [f.path for f in adm.select(ReadMaxFiles(2), lister)] == ["/a", "/b"]
     assert [f.path for f in adm.select(ReadMaxFiles(2), lister)] == ["/c", "/d"]
     assert len(calls) == 1  # the second batch came from the unread cache
     assert take_by_bytes(files(("/a", 1, 100), ("/b", 1, 1)), 10) == 1  # first file always
     assert take_by_bytes(files(("/a", 1, 4), ("/b", 1, 4), ("/c", 1, 4)), 9) == 2
-    adm = Admission(SeenFiles(None), latest_first=True)
+    adm = admission(SeenFiles(None, file_name_only=False), latest_first=True)
     assert [f.path for f in adm.select(ReadMaxBytes(15), lambda: listed)] == ["/e"]
     assert adm.select(ReadAllAvailable(), lambda: listed)[0].path == "/e"
 
@@ -121,7 +135,7 @@ def test_log_compacts_every_ten_batches_and_restores(tmp_path: Path) -> None:
     assert [e.path for e in fresh.restore()] == [f"/f{i}" for i in range(12)]
     assert fresh.get(3) == [LogEntry("/f3", 3, 3, 7)]
     assert fresh.latest_batch_id() == 11
-    with pytest.raises(RuntimeError, match="already exists"):
+    with pytest.raises(SourceLogInUseError, match=r"^pyfile: source log batch .* already exists"):
         log.add(11, [], history)
     log.release()
 
@@ -130,7 +144,7 @@ def test_a_second_live_query_is_refused_and_a_dead_owner_is_taken_over(tmp_path:
     location = resolve(str(tmp_path / "log"))
     first = SourceLog(location)
     first.acquire(60)
-    with pytest.raises(SourceLogInUse, match="in use by another running query"):
+    with pytest.raises(SourceLogInUseError, match="in use by another running query"):
         SourceLog(location).acquire(60)
     first.release()
     SourceLog(location).acquire(60)  # released: free to take
@@ -151,7 +165,7 @@ def test_a_killed_owner_not_yet_reaped_is_taken_over(tmp_path: Path) -> None:
     text = lease.read_text().replace(f'"pid": {os.getpid()}', f'"pid": {child.pid}')
     lease.write_text(text.replace('"owner": "', '"owner": "killed'))
     try:
-        with pytest.raises(SourceLogInUse, match="in use by another running query"):
+        with pytest.raises(SourceLogInUseError, match="in use by another running query"):
             SourceLog(location).acquire(60)  # alive: refused
         child.kill()
         deadline = time.monotonic() + 10
@@ -167,7 +181,7 @@ def test_a_killed_owner_not_yet_reaped_is_taken_over(tmp_path: Path) -> None:
 def test_planning_packs_by_size_and_splits_big_parquet() -> None:
     import pyarrow as pa
 
-    context = ReadContext(resolve("/data"), pa.schema([]), ReaderOptions("parquet"))
+    context = ReadContext(resolve("/data"), pa.schema([]), DEFAULTS.reader)
     mb = 1 << 20
     parts = plan_partitions(
         [("/data/big", 300 * mb), *((f"/data/s{i}", mb) for i in range(8))],
@@ -180,3 +194,42 @@ def test_planning_packs_by_size_and_splits_big_parquet() -> None:
     big = [s for p in parts for s in p.splits if s.path == "/data/big"]
     assert len(big) == 3 and sum(s.length or 0 for s in big) == 300 * mb
     assert sum(len(p.splits) for p in parts) == 11
+
+
+def test_damaged_log_and_manifest_files_are_checkpoint_errors(tmp_path: Path) -> None:
+    from pysparksources.errors import CheckpointError
+    from pysparksources.files._manifest import parse_manifest
+
+    location = resolve(str(tmp_path / "log"))
+    log = SourceLog(location)
+    log.acquire(60)
+    log.add(0, [LogEntry("/a", 1, 0, 1)], [])
+    log.create_identity()
+    log.release()
+    (tmp_path / "log" / "0").write_text('v1\n{"path": "/a"\n')
+    with pytest.raises(CheckpointError, match=r"^pyfile: source log file .*/0, line 2, is not an"):
+        SourceLog(location).restore()
+    (tmp_path / "log" / "identity.json").write_text("[]")
+    with pytest.raises(CheckpointError, match=r"identity\.json is not a JSON object with 'logId'"):
+        SourceLog(location).identity()
+    with pytest.raises(CheckpointError, match=r"^pyfile: x/0 is not a v1 file sink log"):
+        parse_manifest(b"v2\n", "x/0")
+
+
+def test_unreadable_and_vanished_files_name_themselves(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from pysparksources.errors import CorruptFileError, DataLossError
+    from pysparksources.files._formats_read import FileSplit, read_split
+
+    (tmp_path / "bad.parquet").write_text("not parquet")
+    schema = pa.schema([("id", pa.int64())])
+
+    def read(name: str) -> list[pa.RecordBatch]:
+        split = FileSplit(str(tmp_path / name), 11)
+        return list(read_split(resolve(str(tmp_path)), split, schema, DEFAULTS.reader))
+
+    with pytest.raises(CorruptFileError, match=r"^pyfile: cannot read parquet file file://.*bad"):
+        read("bad.parquet")
+    with pytest.raises(DataLossError, match=r"^pyfile: file file://.*gone.parquet was deleted"):
+        read("gone.parquet")

@@ -80,8 +80,8 @@ def _write_batch_then_die(src: Path, log: Path, start: dict[str, Any], **options
     from pyspark.sql.streaming.datasource import ReadMaxFiles
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-    from pysparksources.files._source_log import SourceLogInUse
-    from pysparksources.files.reader import FileStreamReader
+    from pysparksources.errors import SourceLogInUseError
+    from support.pyfile_source import stream_reader
 
     schema = StructType([StructField("id", LongType()), StructField("name", StringType())])
     raw = {
@@ -91,11 +91,11 @@ def _write_batch_then_die(src: Path, log: Path, start: dict[str, Any], **options
     }
     deadline = time.monotonic() + 30
     while True:  # the last run's source may release its lease a moment after the query ends
-        reader = FileStreamReader(raw, schema)
+        reader = stream_reader(raw, schema)
         try:
             reader.latestOffset(start, ReadMaxFiles(1))
             break
-        except SourceLogInUse:
+        except SourceLogInUseError:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.2)

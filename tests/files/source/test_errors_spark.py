@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from support.errors import assert_one_line_error
 from support.pyfile_source import SCHEMA, ids_in, stream, write_parquet, write_text
 from support.streams import progress, run_available_now
 
@@ -75,6 +76,20 @@ def test_missing_folder_fails_at_start_but_an_empty_glob_waits(
     df = glob.schema(SCHEMA).load(str(tmp_path / "later" / "*.parquet"))
     batches = progress(run_available_now(df, tmp_path / "out", tmp_path / "ck2"))
     assert sum(int(b["numInputRows"]) for b in batches) == 0
+
+
+def test_a_sink_option_given_to_a_read_fails_at_load_or_start(spark: Any, tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    sink_only = "option 'compression' applies only to df.writeStream and df.write"
+    # Without .schema(...) Spark asks for the schema at load(): the options are checked there.
+    text = spark.read.format("pyfile").option("format", "text").option("compression", "gzip")
+    with pytest.raises(Exception) as caught:
+        text.load(str(tmp_path / "in"))
+    assert f"pyfile: {sink_only}" in assert_one_line_error(str(caught.value), sink_only)
+    # With a schema, when the query starts.
+    reader = spark.readStream.format("pyfile").option("sourceLogLocation", str(tmp_path / "l"))
+    df = reader.option("compression", "gzip").schema(SCHEMA).load(str(tmp_path / "in"))
+    assert f"pyfile: {sink_only}" in failure(df, tmp_path)
 
 
 def test_schema_is_required_except_for_text(spark: Any, tmp_path: Path) -> None:

@@ -10,9 +10,10 @@ import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxFiles
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from pysparksources.files._source_log import SourceLogInUse
+from pysparksources.errors import SourceLogInUseError
 from pysparksources.files.reader import FileStreamReader
 from support.memory_fs import memory_root
+from support.pyfile_source import stream_reader
 
 __all__ = ["memory_root"]  # a fixture the tests below take
 SCHEMA = StructType([StructField("id", LongType()), StructField("name", StringType())])
@@ -44,19 +45,19 @@ def options(memory_root: str, **extra: str) -> dict[str, str]:
 def test_stream_on_memory_filesystem_with_replay_and_restart(memory_root: str) -> None:
     for i in range(3):
         put(f"{memory_root}/in/f{i}.parquet", range(i * 10, i * 10 + 10))
-    reader = FileStreamReader(options(memory_root, maxFilesPerTrigger="2"), SCHEMA)
+    reader = stream_reader(options(memory_root, maxFilesPerTrigger="2"), SCHEMA)
     start = reader.initialOffset()
     end = reader.latestOffset(start, reader.getDefaultReadLimit())
     assert end["logOffset"] == 0 and list(end) == ["logId", "logOffset"]
     first = rows(reader, start, end)
     assert len(first) == 20
     # A second live reader on the same log is refused.
-    with pytest.raises(SourceLogInUse):
-        FileStreamReader(options(memory_root), SCHEMA).latestOffset(start, ReadAllAvailable())
+    with pytest.raises(SourceLogInUseError, match="in use by another running query"):
+        stream_reader(options(memory_root), SCHEMA).latestOffset(start, ReadAllAvailable())
     reader.stop()
 
     # "Crash" after the offset was planned: a new run replays batch 0 with the same files.
-    again = FileStreamReader(options(memory_root, maxFilesPerTrigger="2"), SCHEMA)
+    again = stream_reader(options(memory_root, maxFilesPerTrigger="2"), SCHEMA)
     assert rows(again, start, end) == first
     nxt = again.latestOffset(end, ReadMaxFiles(2))
     assert nxt == {"logId": end["logId"], "logOffset": 1}
@@ -67,7 +68,7 @@ def test_stream_on_memory_filesystem_with_replay_and_restart(memory_root: str) -
 
 def test_available_now_freezes_the_listing(memory_root: str) -> None:
     put(f"{memory_root}/in/a.parquet", range(3))
-    reader = FileStreamReader(options(memory_root), SCHEMA)
+    reader = stream_reader(options(memory_root), SCHEMA)
     reader.prepareForTriggerAvailableNow()
     put(f"{memory_root}/in/b.parquet", range(3, 6))
     start = reader.initialOffset()

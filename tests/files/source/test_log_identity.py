@@ -16,10 +16,12 @@ import pytest
 from pyspark.sql.streaming.datasource import ReadMaxFiles
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from pysparksources.errors import CheckpointError
 from pysparksources.files._filesystem import resolve
 from pysparksources.files._source_log import LogEntry, SourceLog
 from pysparksources.files.planning import FilePartition
 from pysparksources.files.reader import FileStreamReader
+from support.pyfile_source import stream_reader
 
 SCHEMA = StructType([StructField("id", LongType()), StructField("name", StringType())])
 BASE = 1_700_000_000.0
@@ -35,7 +37,7 @@ def land(src: Path, name: str, mtime: float) -> Path:
 
 def reader(src: Path, log: Path, **extra: str) -> FileStreamReader:
     options = {"path": str(src), "format": "csv", "sourceLogLocation": str(log), **extra}
-    return FileStreamReader(options, SCHEMA)
+    return stream_reader(options, SCHEMA)
 
 
 def planned(r: FileStreamReader, start: dict[str, Any], end: dict[str, Any]) -> list[str]:
@@ -70,9 +72,10 @@ def test_fresh_checkpoint_on_a_used_log_is_refused_and_restarts_work(tmp_path: P
 
     # (a) A fresh checkpoint on this log would read batches 0..1 again: refused at once.
     r = reader(src, log)
-    with pytest.raises(RuntimeError) as refused:
+    with pytest.raises(CheckpointError) as refused:
         r.latestOffset(r.initialOffset(), one)
     message = str(refused.value)
+    assert message.startswith("pyfile: sourceLogLocation ")
     assert "sourceLogLocation" in message and str(log) in message
     assert "new, empty sourceLogLocation" in message and "delete that folder" in message
     r.stop()
@@ -92,13 +95,13 @@ def test_fresh_checkpoint_on_a_used_log_is_refused_and_restarts_work(tmp_path: P
     o.partitions(o.initialOffset(), other_end)
     o.stop()
     o = reader(other_src, other_log)
-    with pytest.raises(RuntimeError, match="belong to source log") as mismatch:
+    with pytest.raises(CheckpointError, match="belong to source log") as mismatch:
         o.latestOffset(end, one)
     assert end["logId"] in str(mismatch.value) and other_end["logId"] in str(mismatch.value)
     o.stop()
     # ... and so is one pointed at an empty (or deleted) log.
     empty = reader(src, tmp_path / "empty-log")
-    with pytest.raises(RuntimeError, match="holds no source log"):
+    with pytest.raises(CheckpointError, match="holds no source log"):
         empty.latestOffset(end, one)
     empty.stop()
 
@@ -113,7 +116,7 @@ def test_logs_and_offsets_from_before_ids_keep_working(tmp_path: Path) -> None:
     old.release()
 
     r = reader(src, log)
-    with pytest.raises(RuntimeError, match="fresh checkpoint"):
+    with pytest.raises(CheckpointError, match="fresh checkpoint"):
         r.latestOffset(r.initialOffset(), ReadMaxFiles(5))  # cannot tell: refused
     r.stop()
 

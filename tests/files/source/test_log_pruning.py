@@ -15,6 +15,7 @@ from pysparksources.files._filesystem import resolve
 from pysparksources.files._source_log import LogEntry, SourceLog, prune
 from pysparksources.files.planning import FilePartition
 from pysparksources.files.reader import FileStreamReader
+from support.pyfile_source import stream_reader
 
 SCHEMA = StructType([StructField("id", LongType()), StructField("name", StringType())])
 BASE = 1_700_000_000.0
@@ -29,7 +30,7 @@ def land(src: Path, name: str, mtime: float) -> str:
 
 def reader(src: Path, log: Path, **extra: str) -> FileStreamReader:
     options = {"path": str(src), "format": "csv", "sourceLogLocation": str(log), **extra}
-    return FileStreamReader({"maxFileAge": "10s", **options}, SCHEMA)
+    return stream_reader({"maxFileAge": "10s", **options}, SCHEMA)
 
 
 def files_of(r: FileStreamReader, start: dict[str, Any], end: dict[str, Any]) -> list[str]:
@@ -128,7 +129,7 @@ def test_start_up_work_stays_flat_with_history(tmp_path: Path) -> None:
         log = tmp_path / f"log{files}"
         write_history(log, files)
         (tmp_path / "in").mkdir(exist_ok=True)
-        r = FileStreamReader(
+        r = stream_reader(
             {
                 "path": str(tmp_path / "in"),
                 "format": "csv",

@@ -19,12 +19,12 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxFiles
 from pyspark.sql.types import StringType, StructField, StructType
 
 import pysparksources.files.reader as source_module
-from pysparksources.errors import OptionError
+from pysparksources.errors import OptionError, PartitionLayoutError, SchemaError
 from pysparksources.files._filesystem import resolve
 from pysparksources.files._seen import SeenFiles
-from pysparksources.files.options import parse_source_options
 from pysparksources.files.planning import FilePartition
 from pysparksources.files.reader import FileBatchReader, FileStreamReader, read_partition
+from support.pyfile_source import batch_reader, source_config, stream_reader
 from support.spark_parity import ARCHIVE_RULES, archive_accepted
 
 TEXT = StructType([StructField("value", StringType())])
@@ -59,7 +59,7 @@ def listings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def reader(src: str, log: Path, **options: str) -> FileStreamReader:
-    return FileStreamReader(
+    return stream_reader(
         {"path": src, "format": "text", "sourceLogLocation": str(log), **options}, TEXT
     )
 
@@ -199,7 +199,7 @@ def test_offsets_stay_small_however_many_files_a_batch_has(tmp_path: Path) -> No
 
 def test_seen_files_map() -> None:
     """SeenFilesMap: purge by maxFileAge relative to the newest file."""
-    seen = SeenFiles(max_age_ms=10)
+    seen = SeenFiles(max_age_ms=10, file_name_only=False)
     seen.add("a", 5)
     assert len(seen) == 1
     seen.purge()
@@ -232,7 +232,7 @@ def test_seen_files_map_with_file_name_only() -> None:
 
 def test_seen_files_map_is_relative_to_the_last_purge() -> None:
     """SeenFilesMap should only consider a file old if it is earlier than last purge time."""
-    seen = SeenFiles(max_age_ms=10)
+    seen = SeenFiles(max_age_ms=10, file_name_only=False)
     seen.add("a", 20)
     assert seen.is_new("b", 9) and seen.is_new("b", 10)  # no purge yet: threshold 0
     seen.purge()
@@ -241,8 +241,8 @@ def test_seen_files_map_is_relative_to_the_last_purge() -> None:
 
 def test_option_names_are_case_insensitive(tmp_path: Path) -> None:
     """SPARK-18433 (the real-query variant is in test_spark_parity_source.py)."""
-    config = parse_source_options(
-        {"path": str(tmp_path), "MAXFILESPERTRIGGER": "1", "sourcelogLocation": "x"}, True
+    config = source_config(
+        {"path": str(tmp_path), "MAXFILESPERTRIGGER": "1", "sourcelogLocation": "x"}
     )
     assert config.max_files_per_trigger == 1
 
@@ -260,7 +260,7 @@ def test_archive_folder_matching_the_source_pattern_is_refused(pattern: str, arc
     cases; more, compared with Spark's own source, in test_spark_parity_source.py)."""
     options = {"path": pattern, "cleanSource": "archive", "sourceArchiveDir": archive}
     with pytest.raises(OptionError, match="sourceArchiveDir"):
-        parse_source_options({**options, "sourceLogLocation": "/log"}, True)
+        source_config({**options, "sourceLogLocation": "/log"})
 
 
 def test_archive_folder_on_another_filesystem_is_refused(tmp_path: Path) -> None:
@@ -272,7 +272,7 @@ def test_archive_folder_on_another_filesystem_is_refused(tmp_path: Path) -> None
         "sourceLogLocation": str(tmp_path / "log"),
     }
     with pytest.raises(OptionError, match="same filesystem"):
-        parse_source_options(options, True)
+        source_config(options)
 
 
 class _FailingChecks(LocalFileSystem):  # type: ignore[misc]
@@ -327,7 +327,7 @@ def test_failing_metadata_or_glob_checks_do_not_fail_the_read(
     (out / "_spark_metadata" / "0").write_text("v1\n")
     (out / "part-0.txt").write_text("foo\n")
     for path in (str(out), f"{out}/*"):
-        r = FileBatchReader({"path": f"{failing_checks}://{path}", "format": "text"}, TEXT)
+        r = batch_reader({"path": f"{failing_checks}://{path}", "format": "text"}, TEXT)
         assert read_all(r) == ["foo"]
     assert resolve(f"{failing_checks}://{out}").protocol == failing_checks
 
@@ -355,8 +355,6 @@ def test_listing_follows_sparks_partition_discovery(tmp_path: Path) -> None:
     compared in test_spark_parity_source.py): plain subfolders are not read, partition folders
     are (nested plain folders below them too), a glob's matched folders are read one level
     deep, and partition folders beside plain ones are refused."""
-    from pysparksources.files._listing import PartitionLayoutError
-
     _tree(tmp_path, "l1/a", "l1/sub/b", "l1/sub/deeper/c")
     assert _listed(tmp_path, "l1") == ["l1/a"]
     assert _listed(tmp_path, "l1", recursive=True) == ["l1/a", "l1/sub/b", "l1/sub/deeper/c"]
@@ -384,7 +382,7 @@ def test_partition_values_only_without_a_glob(tmp_path: Path) -> None:
         [StructField("value", StringType()), StructField("partition", StringType())]
     )
     for path, expected in ((f"{tmp_path}/t", "foo"), (f"{tmp_path}/t/*/*", None)):
-        r = FileBatchReader({"path": path, "format": "json"}, schema)
+        r = batch_reader({"path": path, "format": "json"}, schema)
         rows = [b.to_pylist() for p in r.partitions() for b in read_partition(p)]
         assert rows == [[{"value": "v", "partition": expected}]], path
 
@@ -393,7 +391,7 @@ def test_the_reader_reads_plain_subfolders_only_with_recursive_file_lookup(tmp_p
     """The reader passes recursiveFileLookup to the listing (Spark's rule for plain folders)."""
     _tree(tmp_path, "in/a", "in/sub/b")
     for extra, expected in (({}, ["a"]), ({"recursiveFileLookup": "true"}, ["a", "b"])):
-        r = FileBatchReader({"path": f"{tmp_path}/in", "format": "text", **extra}, TEXT)
+        r = batch_reader({"path": f"{tmp_path}/in", "format": "text", **extra}, TEXT)
         assert read_all(r) == expected, extra
 
 
@@ -444,17 +442,17 @@ def test_schemas_spark_refuses_are_refused_at_start(tmp_path: Path) -> None:
     options = {"path": str(tmp_path), "sourceLogLocation": str(tmp_path / "log")}
     for a, b in (("a", "a"), ("aA", "Aa")):
         twice = StructType([StructField(a, IntegerType()), StructField(b, IntegerType())])
-        with pytest.raises(OptionError, match="appears twice"):
-            FileStreamReader({**options, "format": "json"}, twice)
+        with pytest.raises(SchemaError, match=f"column name '{b}' appears twice"):
+            stream_reader({**options, "format": "json"}, twice)
     for key in (IntegerType(), MapType(StringType(), StringType())):
         nested = StructType(
             [StructField("s", StructType([StructField("m", MapType(key, StringType()))]))]
         )
-        with pytest.raises(OptionError, match=r"'s\.m'.*STRING keys"):
-            FileStreamReader({**options, "format": "json"}, nested)
+        with pytest.raises(SchemaError, match=r"'s\.m'.*STRING keys"):
+            stream_reader({**options, "format": "json"}, nested)
     # Parquet and orc maps may have other keys, as in Spark.
     ints = StructType([StructField("m", MapType(IntegerType(), StringType()))])
-    FileStreamReader({**options, "format": "parquet"}, ints).stop()
+    stream_reader({**options, "format": "parquet"}, ints).stop()
 
 
 # Spark 4.3's verdicts for (source path, sourceArchiveDir) below one folder, from running its
@@ -474,6 +472,6 @@ def test_orc_file_without_the_schemas_columns_gives_null_rows(tmp_path: Path) ->
     (tmp_path / "in").mkdir()
     orc.write_table(pa.table({"v": ["x", "y"]}), str(tmp_path / "in" / "a.orc"))
     schema = StructType([StructField("k", StringType())])
-    r = FileBatchReader({"path": str(tmp_path / "in"), "format": "orc"}, schema)
+    r = batch_reader({"path": str(tmp_path / "in"), "format": "orc"}, schema)
     rows = [row for p in r.partitions() for b in read_partition(p) for row in b.to_pylist()]
     assert rows == [{"k": None}, {"k": None}]

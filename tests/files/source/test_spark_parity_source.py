@@ -632,20 +632,20 @@ def test_bad_limits_and_options_fail_at_start_naming_them(session: Any, tmp_path
     matrix runs through the option parser the reader calls at query start; two cases run as
     real queries to show the sentence reaches the user."""
     from pysparksources.errors import OptionError
-    from pysparksources.files.options import parse_source_options
+    from support.pyfile_source import source_config
 
     base = {"path": str(tmp_path), "sourceLogLocation": str(tmp_path / "log")}
     for option in ("maxFilesPerTrigger", "maxBytesPerTrigger"):
         for value in ("not-a-integer", "-1", "0", "10.1"):
             with pytest.raises(OptionError) as caught:
-                parse_source_options({**base, option: value}, True)
+                source_config({**base, option: value})
             assert option in str(caught.value) and repr(value) in str(caught.value)
     both = {**base, "maxFilesPerTrigger": "1", "maxBytesPerTrigger": "1"}
     with pytest.raises(OptionError, match=r"maxBytesPerTrigger.*maxFilesPerTrigger"):
-        parse_source_options(both, True)
+        source_config(both)
     for option in ("modifiedBefore", "modifiedAfter"):
         with pytest.raises(OptionError, match=option.lower()):
-            parse_source_options({**base, option: "2030-01-01T00:00:00"}, True)
+            source_config({**base, option: "2030-01-01T00:00:00"})
 
     (tmp_path / "in").mkdir()
 

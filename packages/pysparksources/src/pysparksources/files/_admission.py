@@ -18,6 +18,8 @@ from pyspark.sql.streaming.datasource import (
     ReadMaxFiles,
 )
 
+from pysparksources.errors import UnsupportedError
+from pysparksources.files import NAME
 from pysparksources.files._listing import FileEntry
 from pysparksources.files._seen import SeenFiles
 
@@ -46,9 +48,9 @@ class Admission:
     """Chooses each batch's files from listings; keeps the unread-file cache between batches."""
 
     seen: SeenFiles
-    latest_first: bool = False
-    max_cached_files: int = 10_000
-    discard_ratio: float = 0.2
+    latest_first: bool
+    max_cached_files: int
+    discard_ratio: float
     cache_enabled: bool = True
     _unread: list[FileEntry] | None = None
 
@@ -71,9 +73,10 @@ class Admission:
         elif isinstance(limit, ReadAllAvailable):
             batch = candidates
         else:
-            raise ValueError(
-                f"pyfile: unsupported read limit {limit!r}; the file source admits files "
-                "(maxFilesPerTrigger) or bytes (maxBytesPerTrigger), not rows"
+            raise UnsupportedError(
+                NAME,
+                f"unsupported read limit {limit!r}; the file source admits files "
+                "(maxFilesPerTrigger) or bytes (maxBytesPerTrigger), not rows",
             )
         return batch
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from pysparksources.files import NAME
 from pysparksources.files._filesystem import FileLocation
 
 __all__ = ["SourceCleaner"]
@@ -36,7 +37,7 @@ class SourceCleaner:
         if not todo and then is None:
             return
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(1, thread_name_prefix="pyfile-clean")
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix=f"{NAME}-clean")
         self._pending = [f for f in self._pending if not f.done()]
         self._pending.append(self._pool.submit(self._clean, todo, then))
 
@@ -53,10 +54,11 @@ class SourceCleaner:
                     fs.mv(path, target)
             except FileNotFoundError:
                 # Already cleaned: a batch cleaned just before a crash is cleaned again.
-                log.debug("pyfile: cleanSource found %s gone already", self._source.url(path))
+                log.debug("%s: cleanSource found %s gone already", NAME, self._source.url(path))
             except Exception as error:  # Spark logs cleanup failures and carries on
                 log.warning(
-                    "pyfile: cleanSource=%s failed for %s: %s",
+                    "%s: cleanSource=%s failed for %s: %s",
+                    NAME,
                     self.mode,
                     self._source.url(path),
                     error,
@@ -65,7 +67,7 @@ class SourceCleaner:
             try:
                 then()
             except Exception as error:  # the record only saves work after a restart
-                log.warning("pyfile: cleanSource could not record its progress: %s", error)
+                log.warning("%s: cleanSource could not record its progress: %s", NAME, error)
 
     def wait(self, timeout: float | None = None) -> None:
         """Finish queued work (used by stop() and tests); a failure here never stops a query."""
@@ -73,7 +75,7 @@ class SourceCleaner:
             try:
                 future.result(timeout)
             except Exception as error:
-                log.warning("pyfile: cleanSource=%s did not finish: %s", self.mode, error)
+                log.warning("%s: cleanSource=%s did not finish: %s", NAME, self.mode, error)
         self._pending = []
 
     def close(self) -> None:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pysparksources.errors import MalformedRecordError
+from pysparksources.files import NAME
 from pysparksources.files._zones import instants_from_wall_times
 
 __all__ = ["Parsing", "check_datetime_pattern", "conform", "pattern_regex"]
@@ -170,7 +172,7 @@ def _unmatched(values: pa.Array, parts: pa.StructArray) -> None:
     bad = pc.and_(values.is_valid(), parts.is_null())
     if pc.any(bad).as_py():
         first = pc.filter(values, bad)[0].as_py()
-        raise ValueError(f"{first!r} does not match the timestamp/date pattern")
+        raise MalformedRecordError(NAME, f"{first!r} does not match the timestamp/date pattern")
 
 
 def timestamps_from_strings(values: pa.Array, target: pa.DataType, parsing: Parsing) -> pa.Array:

@@ -18,6 +18,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from pysparksources.errors import MalformedRecordError
+from pysparksources.files import NAME
+
 __all__ = ["EscapeSeen", "EscapeWatch", "spark_csv_batches"]
 
 
@@ -110,8 +113,8 @@ def spark_csv_batches(
             if (header and seen == 1) or seen - header <= skip:
                 continue
             if len(record) != len(names):
-                raise ValueError(
-                    f"record {seen} has {len(record)} fields, the schema {len(names)} columns"
+                raise MalformedRecordError(
+                    NAME, f"record {seen} has {len(record)} fields, the schema {len(names)} columns"
                 )
             for column, (value, quoted) in zip(columns, record, strict=True):
                 if quoted and unescape is not None:

@@ -15,6 +15,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from pysparksources.files import NAME
+
 __all__ = [
     "FileLocation",
     "create_exclusive",
@@ -159,8 +161,9 @@ def exclusive_create_problem(location: FileLocation) -> str | None:
         if location.protocol not in _warned_protocols:
             _warned_protocols.add(location.protocol)
             log.warning(
-                "pyfile: %s:// (%s) has no conditional create; the manifest is created by "
+                "%s: %s:// (%s) has no conditional create; the manifest is created by "
                 "checking then writing, so two writers racing for the same file could both win",
+                NAME,
                 location.protocol,
                 package,
             )
@@ -182,7 +185,7 @@ def _too_old(package: str, minimum: str) -> str | None:
         return None
     return (
         f"{package} {installed} cannot create a file only if it is absent (it would overwrite); "
-        f"pyfile needs {package}>={minimum}"
+        f"{NAME} needs {package}>={minimum}"
     )
 
 

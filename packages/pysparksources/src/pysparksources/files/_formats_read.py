@@ -17,17 +17,23 @@ from typing import Any
 
 import pyarrow as pa
 
+from pysparksources.errors import (
+    CorruptFileError,
+    DataLossError,
+    MalformedRecordError,
+    PySparkSourcesError,
+)
+from pysparksources.files import NAME
 from pysparksources.files._conversions import Parsing, check_datetime_pattern, conform
 from pysparksources.files._csv_rows import EscapeSeen, EscapeWatch, spark_csv_batches
 from pysparksources.files._filesystem import FileLocation
 from pysparksources.files._hybrid_calendar import julian_to_gregorian
 from pysparksources.files._json_rows import arrow_read_type, has_map, python_batches
 from pysparksources.files._zones import session_time_zone
-from pysparksources.files.options import ReaderOptions
+from pysparksources.files.config import ReaderOptions
 
 __all__ = [
     "BATCH_ROWS",
-    "CorruptFileError",
     "FileSplit",
     "check_datetime_pattern",
     "read_split",
@@ -36,10 +42,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 BATCH_ROWS = 1 << 16
 BLOCK_BYTES = 8 << 20
-
-
-class CorruptFileError(RuntimeError):
-    """A file that cannot be parsed; the message names the file and the problem."""
 
 
 @dataclass(frozen=True)
@@ -294,18 +296,20 @@ def read_split(
                     yield out
     except FileNotFoundError:
         if opts.ignore_missing_files:
-            log.warning("pyfile: skipped missing file %s (ignoreMissingFiles)", split.path)
+            log.warning("%s: skipped missing file %s (ignoreMissingFiles)", NAME, split.path)
             return
-        raise FileNotFoundError(
-            f"pyfile: file {location.url(split.path)} was deleted after it was listed "
-            "(ignoreMissingFiles=true skips such files)"
+        raise DataLossError(
+            NAME,
+            f"file {location.url(split.path)} was deleted after it was listed "
+            "(ignoreMissingFiles=true skips such files)",
         ) from None
     except (pa.ArrowException, ValueError, UnicodeDecodeError, OSError, KeyError) as error:
-        problem = f"{type(error).__name__}: {error}"
+        detail = error.detail if isinstance(error, PySparkSourcesError) else error
+        problem = f"{type(error).__name__}: {detail}"
         if opts.ignore_corrupt_files:
             log.warning(
-                "pyfile: skipped the rest of corrupt file %s after %d rows (ignoreCorruptFiles): "
-                "%s",
+                "%s: skipped the rest of corrupt file %s after %d rows (ignoreCorruptFiles): %s",
+                NAME,
                 split.path,
                 rows,
                 problem,
@@ -314,8 +318,9 @@ def read_split(
                 on_corrupt(split.path, problem)
             return
         raise CorruptFileError(
-            f"pyfile: cannot read {opts.format} file {location.url(split.path)}: {problem} "
-            "(ignoreCorruptFiles=true skips such files)"
+            NAME,
+            f"cannot read {opts.format} file {location.url(split.path)}: {problem} "
+            "(ignoreCorruptFiles=true skips such files)",
         ) from None
 
 
@@ -338,5 +343,7 @@ def _assemble(
             arrays.append(pa.nulls(length, fld.type))
         if not fld.nullable and arrays[-1].null_count:
             # Arrow keeps nullability as metadata only; Spark would fail later, naming no file.
-            raise ValueError(f"column {fld.name!r} is NOT NULL in the schema but holds a null")
+            raise MalformedRecordError(
+                NAME, f"column {fld.name!r} is NOT NULL in the schema but holds a null"
+            )
     return pa.RecordBatch.from_arrays(arrays, schema=target)

@@ -16,10 +16,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pysparksources.errors import OptionError
+from pysparksources.files import NAME
 from pysparksources.files._hive import check_partition_types
-from pysparksources.files._option_tables import COMPRESSIONS
 from pysparksources.files._render import concatenated, csv_header, csv_lines, json_lines
-from pysparksources.files.options import SinkConfig
+from pysparksources.files.config import COMPRESSION_SUFFIXES, SinkConfig
 
 __all__ = ["PartFile", "check_schema", "file_suffix", "open_part"]
 
@@ -30,7 +30,7 @@ _ROW_GROUP_BYTES = 64 << 20
 
 def file_suffix(config: SinkConfig) -> str:
     """``.snappy.parquet``, ``.json.gz``, ``.csv``...: how Spark's readers tell the codec."""
-    codec = COMPRESSIONS[config.format][config.compression]
+    codec = COMPRESSION_SUFFIXES[config.format][config.compression]
     if config.format == "parquet":
         return codec + ".parquet"
     return _EXTENSION[config.format] + codec
@@ -40,12 +40,12 @@ def check_schema(config: SinkConfig, schema: pa.Schema) -> None:
     """Reject, at query start, columns the chosen format or partitioning cannot write."""
     problem = check_partition_types(schema, config.partition_by)
     if problem:
-        raise OptionError.invalid("pyfile", "partitionBy", problem, ",".join(config.partition_by))
+        raise OptionError.invalid(NAME, "partitionBy", problem, ",".join(config.partition_by))
     data = [f for f in schema if f.name not in config.partition_by]
     if config.format == "text" and (len(data) != 1 or not pa.types.is_string(data[0].type)):
         shown = ", ".join(f"{f.name} {f.type}" for f in data)
         raise OptionError.invalid(
-            "pyfile",
+            NAME,
             "format",
             f"text writes exactly one string column besides partition columns; got {shown}",
             "text",
@@ -54,7 +54,7 @@ def check_schema(config: SinkConfig, schema: pa.Schema) -> None:
         for f in data:
             if pa.types.is_nested(f.type) or pa.types.is_binary(f.type):
                 raise OptionError.invalid(
-                    "pyfile", "format", f"csv cannot write column {f.name!r} of {f.type}", "csv"
+                    NAME, "format", f"csv cannot write column {f.name!r} of {f.type}", "csv"
                 )
 
 

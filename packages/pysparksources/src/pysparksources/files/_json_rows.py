@@ -17,6 +17,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from pysparksources.errors import MalformedRecordError
+from pysparksources.files import NAME
+
 __all__ = ["arrow_read_type", "has_map", "python_batches"]
 
 _NON_FINITE = {
@@ -80,34 +83,34 @@ def _value(value: Any, dtype: pa.DataType) -> Any:
     if pa.types.is_floating(dtype):
         if isinstance(value, str):
             if value not in _NON_FINITE:
-                raise ValueError(f"{value!r} is not a {dtype} value")
+                raise MalformedRecordError(NAME, f"{value!r} is not a {dtype} value")
             return _NON_FINITE[value]
         if isinstance(value, bool):
-            raise ValueError(f"{value!r} is not a {dtype} value")
+            raise MalformedRecordError(NAME, f"{value!r} is not a {dtype} value")
         return float(value)
     if pa.types.is_integer(dtype):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{value!r} is not a {dtype} value")
+            raise MalformedRecordError(NAME, f"{value!r} is not a {dtype} value")
         return value
     if pa.types.is_decimal(dtype):
         if isinstance(value, (bool, str)):
-            raise ValueError(f"{value!r} is not a {dtype} value")
+            raise MalformedRecordError(NAME, f"{value!r} is not a {dtype} value")
         return Decimal(value)
     if pa.types.is_boolean(dtype):
         if not isinstance(value, bool):
-            raise ValueError(f"{value!r} is not a boolean value")
+            raise MalformedRecordError(NAME, f"{value!r} is not a boolean value")
         return value
     if pa.types.is_struct(dtype):
         if not isinstance(value, dict):
-            raise ValueError(f"{_text(value)[:40]!r} is not an object")
+            raise MalformedRecordError(NAME, f"{_text(value)[:40]!r} is not an object")
         return {f.name: _value(value.get(f.name), f.type) for f in dtype}
     if pa.types.is_map(dtype):
         if not isinstance(value, dict):
-            raise ValueError(f"{_text(value)[:40]!r} is not an object")
+            raise MalformedRecordError(NAME, f"{_text(value)[:40]!r} is not an object")
         return [(_value(k, dtype.key_type), _value(v, dtype.item_type)) for k, v in value.items()]
     if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
         if not isinstance(value, list):
-            raise ValueError(f"{_text(value)[:40]!r} is not an array")
+            raise MalformedRecordError(NAME, f"{_text(value)[:40]!r} is not an array")
         return [_value(v, dtype.value_type) for v in value]
     return value
 
@@ -129,10 +132,11 @@ def python_batches(
         try:
             record = json.loads(line, parse_float=Decimal)
             if not isinstance(record, dict):
-                raise ValueError("a line is not a JSON object")
+                raise MalformedRecordError(NAME, "a line is not a JSON object")
             rows.append({fld.name: _value(record.get(fld.name), fld.type) for fld in schema})
-        except ValueError as error:
-            raise ValueError(f"line {number}: {error}") from None
+        except ValueError as error:  # a MalformedRecordError, or json's own
+            reason = error.detail if isinstance(error, MalformedRecordError) else error
+            raise MalformedRecordError(NAME, f"line {number}: {reason}") from None
         if len(rows) >= batch_rows:
             yield pa.RecordBatch.from_struct_array(pa.array(rows, struct))
             rows = []

@@ -25,9 +25,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from pysparksources.errors import ArgumentError, PartitionLayoutError
+from pysparksources.files import NAME
+
 __all__ = [
     "FileEntry",
-    "PartitionLayoutError",
     "check_glob",
     "glob_regex",
     "is_hidden",
@@ -94,8 +96,8 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             else:
                 raw = pattern[i + 1 : end]
                 if re.search(r"(?<!\\)\[", raw):  # Hadoop's GlobPattern refuses it too
-                    raise ValueError(
-                        f"not a valid glob pattern: '[' inside the character class [{raw}]"
+                    raise ArgumentError(
+                        NAME, f"not a valid glob pattern: '[' inside the character class [{raw}]"
                     )
                 body = raw.replace("\\", "\\\\")
                 if body.startswith("^") or body.startswith("!"):
@@ -119,11 +121,7 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     try:
         return re.compile("".join(out) + r"\Z", re.DOTALL)
     except re.error as error:  # e.g. an empty class [] or a reversed range [z-a]
-        raise ValueError(f"not a valid glob pattern: {error}") from None
-
-
-class PartitionLayoutError(ValueError):
-    """Folders holding files disagree about the partition layout (Spark refuses them too)."""
+        raise ArgumentError(NAME, f"not a valid glob pattern: {error}") from None
 
 
 def _column(name: str) -> tuple[str, str] | None:
@@ -215,8 +213,9 @@ def _expand_braces(pattern: str) -> list[str]:
             for choice in pattern[opening + 1 : i].split(","):
                 result.extend(_expand_braces(head + choice + tail))
                 if len(result) > MAX_BRACE_EXPANSIONS:
-                    raise ValueError(
-                        f"the {{a,b}} alternatives expand to over {MAX_BRACE_EXPANSIONS} globs"
+                    raise ArgumentError(
+                        NAME,
+                        f"the {{a,b}} alternatives expand to over {MAX_BRACE_EXPANSIONS} globs",
                     )
             return result
         i += 1
@@ -224,7 +223,7 @@ def _expand_braces(pattern: str) -> list[str]:
 
 
 def check_glob(pattern: str) -> None:
-    """Raise ValueError when ``pattern`` (a path glob) cannot be listed."""
+    """Raise :class:`ArgumentError` when ``pattern`` (a path glob) cannot be listed."""
     for expanded in _expand_braces(pattern):
         for part in expanded.split("/"):
             glob_regex(part)
@@ -294,16 +293,18 @@ def _partitioned(leaves: set[tuple[str, str]]) -> bool:
     if len(hangs_from) > 1:
         shown = ", ".join(sorted(hangs_from.values())[:5])
         raise PartitionLayoutError(
-            "pyfile: conflicting folder layout: partition folders (col=value) hold files, but "
+            NAME,
+            "conflicting folder layout: partition folders (col=value) hold files, but "
             f"the folders holding files do not hang from one table root ({shown}); Spark's "
             "file source refuses this layout too. Read each table's root folder on its own, "
-            "move the other files, or set recursiveFileLookup=true (no partition columns then)"
+            "move the other files, or set recursiveFileLookup=true (no partition columns then)",
         )
     if len(names) > 1:
         shown = ", ".join(sorted(names.values())[:5])
         raise PartitionLayoutError(
-            "pyfile: conflicting partition column names in the folders "
-            f"{shown}; every partition folder must have the same col=value levels"
+            NAME,
+            f"conflicting partition column names in the folders {shown}; every partition "
+            "folder must have the same col=value levels",
         )
     return True
 

@@ -30,14 +30,16 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+from pysparksources.errors import CheckpointError
+from pysparksources.files import NAME
 from pysparksources.files._filesystem import FileLocation, create_exclusive, resolve
 from pysparksources.files._listing import modification_ms
+from pysparksources.files.config import SINK_COMPACT_INTERVAL, ManifestRetention
 
 __all__ = [
     "METADATA_DIR",
     "CommittedFiles",
     "ManifestLog",
-    "ManifestRetention",
     "SinkFile",
     "committed_files",
     "file_uri",
@@ -89,14 +91,14 @@ class SinkFile:
 
 
 def parse_manifest(data: bytes, where: str) -> list[SinkFile]:
-    """The entries of one manifest file; a clear ValueError naming ``where`` if damaged."""
+    """The entries of one manifest file; a :class:`CheckpointError` naming ``where`` if damaged."""
     try:
         lines = data.decode("utf-8").split("\n")
     except UnicodeDecodeError:
-        raise ValueError(f"pyfile: file sink log {where} is not UTF-8 text") from None
+        raise CheckpointError(NAME, f"file sink log {where} is not UTF-8 text") from None
     if lines[0].strip() != VERSION:
-        raise ValueError(
-            f"pyfile: {where} is not a {VERSION} file sink log (first line {lines[0][:20]!r})"
+        raise CheckpointError(
+            NAME, f"{where} is not a {VERSION} file sink log (first line {lines[0][:20]!r})"
         )
     files = []
     for number, line in enumerate(lines[1:], start=2):
@@ -104,10 +106,11 @@ def parse_manifest(data: bytes, where: str) -> list[SinkFile]:
             try:
                 files.append(SinkFile.from_json(line))
             except (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError):
-                raise ValueError(
-                    f"pyfile: file sink log {where}, line {number}, is not a file entry "
+                raise CheckpointError(
+                    NAME,
+                    f"file sink log {where}, line {number}, is not a file entry "
                     '{"path": ..., "size": ..., "modificationTime": ..., "action": ...}; '
-                    "it was edited or damaged"
+                    "it was edited or damaged",
                 ) from None
     return files
 
@@ -162,22 +165,6 @@ def uri_to_url(uri: str) -> str:
 
 
 # -- the log ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ManifestRetention:
-    """When superseded manifest files are deleted: Spark's ``CompactibleFileStreamLog`` rules.
-
-    After batch ``b`` commits, files of batches before the compact file that still covers batch
-    ``b + 1 - min_batches`` are deleted once they are ``cleanup_delay_ms`` old (a reader that
-    listed the folder just before a compaction can still open them). Spark's settings:
-    ``spark.sql.streaming.fileSink.log.deletion`` (true), ``spark.sql.streaming.minBatchesToRetain``
-    (100) and ``spark.sql.streaming.fileSink.log.cleanupDelay`` (10 minutes).
-    """
-
-    enabled: bool = True
-    min_batches: int = 100
-    cleanup_delay_ms: int = 10 * 60 * 1000
-
-
 class ManifestLog:
     """``<output>/_spark_metadata`` on any fsspec filesystem (driver side, plus cheap task checks).
 
@@ -193,13 +180,14 @@ class ManifestLog:
     compact_interval:
         Batches ``b`` with ``(b + 1) % compact_interval == 0`` are written as ``b.compact``.
     retention:
-        When superseded files are deleted (None: never).
+        When superseded files are deleted (None: never; see
+        :class:`~pysparksources.files.config.ManifestRetention`).
     """
 
     def __init__(
         self,
         metadata: FileLocation,
-        compact_interval: int = 10,
+        compact_interval: int = SINK_COMPACT_INTERVAL,
         retention: ManifestRetention | None = None,
     ) -> None:
         self.metadata = metadata
@@ -334,7 +322,8 @@ class ManifestLog:
             listing = self._listing()
         except Exception as error:  # the batch is committed; the next floor move retries
             log.warning(
-                "pyfile: could not list %s to delete superseded files (%s)",
+                "%s: could not list %s to delete superseded files (%s)",
+                NAME,
                 self.metadata.url(),
                 type(error).__name__,
             )
@@ -349,7 +338,8 @@ class ManifestLog:
                 pass
             except Exception as error:
                 log.warning(
-                    "pyfile: could not delete superseded manifest file %s (%s)",
+                    "%s: could not delete superseded manifest file %s (%s)",
+                    NAME,
                     self.metadata.url(self._path(batch, compact)),
                     type(error).__name__,
                 )
@@ -402,7 +392,7 @@ class CommittedFiles:
         base = max(compacts) if compacts else None
         if base is None and 0 not in batches:
             log.warning(
-                "pyfile: %s has no batch 0 and no compact file", self.manifest.metadata.url()
+                "%s: %s has no batch 0 and no compact file", NAME, self.manifest.metadata.url()
             )
         if base != self._base:
             self._reset(base)

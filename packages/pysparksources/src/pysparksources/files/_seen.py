@@ -15,7 +15,7 @@ __all__ = ["SeenFiles"]
 
 
 class SeenFiles:
-    def __init__(self, max_age_ms: int | None, file_name_only: bool = False) -> None:
+    def __init__(self, max_age_ms: int | None, file_name_only: bool) -> None:
         self._max_age_ms = max_age_ms
         self._file_name_only = file_name_only
         self._map: dict[str, int] = {}

@@ -38,9 +38,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from pysparksources.errors import CheckpointError, SourceLogInUseError
+from pysparksources.files import NAME
 from pysparksources.files._filesystem import FileLocation, create_exclusive
 
-__all__ = ["COMPACT_INTERVAL", "LogEntry", "SourceLog", "SourceLogInUse", "prune"]
+__all__ = ["COMPACT_INTERVAL", "LogEntry", "SourceLog", "prune"]
 
 COMPACT_INTERVAL = 10
 VERSION = "v1"
@@ -49,10 +51,6 @@ IDENTITY = "identity.json"
 CLAIMED = "claimed.json"
 CLEANED = "cleaned.json"
 log = logging.getLogger(__name__)
-
-
-class SourceLogInUse(RuntimeError):
-    """Another running query holds the log's lease."""
 
 
 @dataclass(frozen=True)
@@ -87,18 +85,19 @@ def prune(history: Iterable[LogEntry], threshold: int | None, keep_from: int) ->
 def _parse(text: str, where: str) -> list[LogEntry]:
     lines = text.splitlines()
     if not lines or lines[0].strip() != VERSION:
-        raise ValueError(f"pyfile: source log file {where} is not a v1 log file")
+        raise CheckpointError(NAME, f"source log file {where} is not a v1 log file")
     entries = []
     for number, line in enumerate(lines[1:], start=2):
         if line.strip():
             try:
                 entries.append(_entry(json.loads(line)))
             except (ValueError, TypeError, KeyError, RecursionError):
-                raise ValueError(
-                    f"pyfile: source log file {where}, line {number}, is not an entry "
+                raise CheckpointError(
+                    NAME,
+                    f"source log file {where}, line {number}, is not an entry "
                     '{"path": ..., "timestamp": ..., "batchId": ...}; it was edited or damaged: '
                     "restore it, or start the query with a new sourceLogLocation and "
-                    "checkpointLocation"
+                    "checkpointLocation",
                 ) from None
     return entries
 
@@ -153,8 +152,12 @@ class SourceLog:
 
     def _read(self, batch_id: int, compact: bool) -> list[LogEntry]:
         name = f"{batch_id}.compact" if compact else str(batch_id)
-        text = self._fs.cat_file(self._path(name)).decode("utf-8")
-        return _parse(text, self.location.url(self._path(name)))
+        where = self.location.url(self._path(name))
+        try:
+            text = self._fs.cat_file(self._path(name)).decode("utf-8")
+        except UnicodeDecodeError:
+            raise CheckpointError(NAME, f"source log file {where} is not UTF-8 text") from None
+        return _parse(text, where)
 
     def restore(self) -> list[LogEntry]:
         """Every entry still in the log: the newest compact file and the batches after it."""
@@ -179,9 +182,10 @@ class SourceLog:
         else:
             later = sorted(b for b, c in files.items() if c and b >= batch_id)
             if not later:
-                raise FileNotFoundError(
-                    f"pyfile: batch {batch_id} is missing from the source log at "
-                    f"{self.location.url()}; was sourceLogLocation changed or cleaned?"
+                raise CheckpointError(
+                    NAME,
+                    f"batch {batch_id} is missing from the source log at "
+                    f"{self.location.url()}; was sourceLogLocation changed or cleaned?",
                 )
             entries = [e for e in self._read(later[0], True) if e.batch_id == batch_id]
         self._remember(batch_id, entries)
@@ -222,23 +226,36 @@ class SourceLog:
         try:
             create_exclusive(self.location, target, data)
         except FileExistsError:
-            raise RuntimeError(
-                f"pyfile: source log batch {self.location.url(target)} already exists: another "
-                "query wrote it. Use one sourceLogLocation per query."
+            raise SourceLogInUseError(
+                NAME,
+                f"source log batch {self.location.url(target)} already exists: another "
+                "query wrote it. Use one sourceLogLocation per query.",
             ) from None
 
     # -- identity: which checkpoint the log belongs to -----------------------------------
-    def _read_json(self, name: str) -> dict[str, Any] | None:
+    def _read_json(self, name: str, key: str | None) -> Any:
+        """``key`` of the small JSON file ``name`` (None: the whole object); None when the file
+        does not exist."""
         try:
-            record: dict[str, Any] = json.loads(self._fs.cat_file(self._path(name)))
-            return record
+            record = json.loads(self._fs.cat_file(self._path(name)))
         except FileNotFoundError:
             return None
+        except (ValueError, RecursionError):
+            record = None
+        if not isinstance(record, dict) or (key is not None and key not in record):
+            wanted = "a JSON object" if key is None else f"a JSON object with {key!r}"
+            raise CheckpointError(
+                NAME,
+                f"{self.location.url(self._path(name))} is not {wanted}; it was edited or "
+                "damaged: restore it, or start the query with a new sourceLogLocation and "
+                "checkpointLocation",
+            )
+        return record if key is None else record[key]
 
     def identity(self) -> str | None:
         """The log's id (None for an empty log, or one written before logs had ids)."""
-        record = self._read_json(IDENTITY)
-        return None if record is None else str(record["logId"])
+        log_id = self._read_json(IDENTITY, "logId")
+        return None if log_id is None else str(log_id)
 
     def create_identity(self) -> str:
         """Give the log its id (once; the lease holder calls this before batch 0)."""
@@ -255,7 +272,7 @@ class SourceLog:
 
     def is_claimed(self) -> bool:
         """Whether a checkpoint already holds an offset of this log."""
-        return self._read_json(CLAIMED) is not None
+        return self._read_json(CLAIMED, None) is not None
 
     def claim(self, log_id: str, batch_id: int) -> None:
         """Record that a checkpoint's offset log holds batch ``batch_id`` of this log."""
@@ -265,8 +282,17 @@ class SourceLog:
 
     def cleaned_through(self) -> int | None:
         """The last batch whose cleanSource finished (None: never recorded)."""
-        record = self._read_json(CLEANED)
-        return None if record is None else int(record["cleanedThrough"])
+        batch_id = self._read_json(CLEANED, "cleanedThrough")
+        if batch_id is None:
+            return None
+        if isinstance(batch_id, bool) or not isinstance(batch_id, int):
+            raise CheckpointError(
+                NAME,
+                f"{self.location.url(self._path(CLEANED))} holds cleanedThrough={batch_id!r}, "
+                "not a batch id; it was edited or damaged: delete it (the next commit cleans "
+                "from its own batch on)",
+            )
+        return batch_id
 
     def set_cleaned_through(self, batch_id: int) -> None:
         record = {"cleanedThrough": batch_id}
@@ -279,7 +305,9 @@ class SourceLog:
                 try:
                     self._fs.rm(self._path(name))
                 except OSError as error:  # a leftover file only costs start-up time
-                    log.warning("pyfile: could not delete old source log file %s: %s", name, error)
+                    log.warning(
+                        "%s: could not delete old source log file %s: %s", NAME, name, error
+                    )
 
     # -- lease -------------------------------------------------------------------------
     def _lease_record(self) -> dict[str, Any] | None:
@@ -300,24 +328,26 @@ class SourceLog:
         self._fs.pipe_file(self._path(LEASE), json.dumps(record).encode("utf-8"))
 
     def acquire(self, timeout_s: float) -> None:
-        """Take the lease, or raise :class:`SourceLogInUse` if a live query holds it."""
+        """Take the lease, or raise :class:`SourceLogInUseError` if a live query holds it."""
         current = self._lease_record()
         if current is not None and current.get("owner") != self._lease_owner:
             age_s = time.time() - int(current.get("renewedMs", 0)) / 1000
             if age_s < timeout_s and _owner_alive(current):
-                raise SourceLogInUse(
-                    f"pyfile: the source log at {self.location.url()} is in use by another "
+                raise SourceLogInUseError(
+                    NAME,
+                    f"the source log at {self.location.url()} is in use by another "
                     f"running query (host {current.get('host')}, pid {current.get('pid')}, "
                     f"renewed {age_s:.0f}s ago). Each query needs its own sourceLogLocation; "
-                    f"a crashed query's lease expires after sourceLogLeaseTimeout={timeout_s:g}s."
+                    f"a crashed query's lease expires after sourceLogLeaseTimeout={timeout_s:g}s.",
                 )
         self._write_lease()
         time.sleep(0.05)
         again = self._lease_record()
         if again is None or again.get("owner") != self._lease_owner:
-            raise SourceLogInUse(
-                f"pyfile: another query took the source log at {self.location.url()} at the "
-                "same moment; each query needs its own sourceLogLocation"
+            raise SourceLogInUseError(
+                NAME,
+                f"another query took the source log at {self.location.url()} at the "
+                "same moment; each query needs its own sourceLogLocation",
             )
         self._stop.clear()
         self._heartbeat = threading.Thread(
@@ -334,13 +364,14 @@ class SourceLog:
                     return
                 self._write_lease()
             except Exception as error:  # renewal is retried; the lease has slack
-                log.warning("pyfile: could not renew the source log lease: %s", error)
+                log.warning("%s: could not renew the source log lease: %s", NAME, error)
 
     def check_lease(self) -> None:
         if self._lease_lost is not None:
-            raise SourceLogInUse(
-                f"pyfile: another query ({self._lease_lost}) took over the source log at "
-                f"{self.location.url()}; this query stops instead of reading files twice"
+            raise SourceLogInUseError(
+                NAME,
+                f"another query ({self._lease_lost}) took over the source log at "
+                f"{self.location.url()}; this query stops instead of reading files twice",
             )
 
     def release(self) -> None:

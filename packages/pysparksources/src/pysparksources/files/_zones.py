@@ -27,6 +27,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pysparksources.errors import ArgumentError
+from pysparksources.files import NAME
+
 __all__ = [
     "check_zone",
     "instants_from_wall_times",
@@ -171,7 +174,7 @@ def instants_from_wall_times(wall: pa.Array, zone: str) -> pa.Array:
     """Naive ``timestamp[us]`` wall times in ``zone`` as ``timestamp[us, tz=UTC]`` instants."""
     arrow_zone = check_zone(zone)
     if arrow_zone is None:
-        raise ValueError(f"unknown time zone {zone!r}")
+        raise ArgumentError(NAME, f"unknown time zone {zone!r}")
     utc = pa.timestamp("us", tz="UTC")
     if arrow_zone == "UTC" or arrow_zone in ("+00:00", "-00:00"):
         return wall.cast(utc)

@@ -21,7 +21,7 @@ from pysparksources.files._listing import partition_values, relative_dir
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from pysparksources.files.options import ReaderOptions
+    from pysparksources.files.config import ReaderOptions
 
 __all__ = ["FilePartition", "ReadContext", "max_split_bytes", "plan_partitions"]
 

@@ -1,6 +1,8 @@
 """pyfile's readers, in the order the engine calls them.
 
-Driver (one long-lived process per query run): getDefaultReadLimit -> initialOffset ->
+The data source parses the options and builds ``Reader(config, schema)`` (see
+``_core.datasource``); the constructor refuses a missing folder and a schema Spark's file source
+refuses. Driver (one long-lived process per query run): getDefaultReadLimit -> initialOffset ->
 prepareForTriggerAvailableNow (AvailableNow only) -> latestOffset(start, limit) -> partitions ->
 commit(end) -> stop. Executors: read(partition), which needs nothing but the partition.
 
@@ -32,9 +34,11 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from pysparksources._core.arrow import spark_arrow_schema
+from pysparksources._core.datasource import planned_partition
 from pysparksources._core.offsets import canonical_offset, checked_ints, offset_error
 from pysparksources._core.worker_gc import freeze_imports
-from pysparksources.errors import OptionError
+from pysparksources.errors import CheckpointError, OptionError, SchemaError
+from pysparksources.files import NAME
 from pysparksources.files._admission import Admission
 from pysparksources.files._clean import SourceCleaner
 from pysparksources.files._filesystem import FileLocation, exclusive_create_problem
@@ -43,7 +47,7 @@ from pysparksources.files._listing import FileEntry, list_files
 from pysparksources.files._manifest import CommittedFiles, ManifestLog, committed_files, uri_to_url
 from pysparksources.files._seen import SeenFiles
 from pysparksources.files._source_log import LogEntry, SourceLog, prune
-from pysparksources.files.options import SourceConfig, parse_source_options
+from pysparksources.files.config import SourceConfig
 from pysparksources.files.planning import FilePartition, ReadContext, plan_partitions
 
 if TYPE_CHECKING:
@@ -54,7 +58,7 @@ __all__ = [
     "FileStreamReader",
     "SourceLister",
     "committed_files",
-    "read_schema",
+    "require_folder",
 ]
 
 log = logging.getLogger(__name__)
@@ -62,36 +66,7 @@ Offset = dict[str, Any]
 METADATA_DIR = "_spark_metadata"
 
 
-def read_schema(options: dict[str, str]) -> str:
-    """Validate the read options at ``load()`` and give the schema when the user gave none.
-
-    Spark calls this only for reads without ``.schema(...)``, before it knows whether the
-    read is a stream: the stream-only checks wait for the reader. Text has a schema; other
-    formats need the user's.
-    """
-    config = _config(options, streaming=None)
-    if config.reader.format == "text":
-        return "value STRING"
-    error = OptionError.invalid(
-        "pyfile",
-        "format",
-        "a schema is required for this format: spark.readStream.format('pyfile')"
-        ".schema('a INT, b STRING')... (pyfile does not infer schemas; only text has one)",
-        config.reader.format,
-    )
-    raise error.bare() from None
-
-
-def _config(options: dict[str, str], streaming: bool | None) -> SourceConfig:
-    try:
-        config = parse_source_options(options, streaming)
-    except OptionError as error:
-        raise error.bare() from None
-    _require_folder(config)
-    return config
-
-
-def _require_folder(config: SourceConfig) -> None:
+def require_folder(config: SourceConfig) -> None:
     """Refuse a missing folder at query start, as Spark's file source does (a file is read alone).
 
     Reading a typo'd path as an empty stream would wait forever without a word. A glob may
@@ -100,14 +75,13 @@ def _require_folder(config: SourceConfig) -> None:
     fs = config.location.filesystem()
     if config.pattern is not None or fs.isdir(config.base) or fs.isfile(config.base):
         return
-    error = OptionError.invalid(
-        "pyfile",
+    raise OptionError.invalid(
+        NAME,
         "path",
         "the folder (or file) does not exist: create it before the query starts, "
         "or give a glob pattern, which may match nothing yet",
         config.location.url(config.base),
     )
-    raise error.bare() from None
 
 
 def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
@@ -117,8 +91,8 @@ def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
         strings = [f for f in target if pa.types.is_string(f.type)]
         if not strings:
             raise OptionError.invalid(
-                "pyfile", "format", "the text format needs a STRING column (value)", "text"
-            ).bare()
+                NAME, "format", "the text format needs a STRING column (value)", "text"
+            )
     return target
 
 
@@ -129,23 +103,20 @@ def _check_schema(schema: StructType, fmt: str) -> None:
     names: dict[str, str] = {}
     for name in schema.names:
         if name.lower() in names:
-            raise OptionError.invalid(
-                "pyfile",
-                "schema",
-                f"the column name appears twice ({names[name.lower()]!r} and {name!r}; "
-                "compared case-insensitively, as Spark does by default): rename one",
-                name,
-            ).bare()
+            raise SchemaError(
+                NAME,
+                f"the schema's column name {name!r} appears twice ({names[name.lower()]!r} and "
+                f"{name!r}; compared case-insensitively, as Spark does by default): rename one",
+            )
         names[name.lower()] = name
     if fmt == "json":
         for column, key_type in _map_key_types(schema, ""):
             if not isinstance(key_type, StringType):
-                raise OptionError.invalid(
-                    "pyfile",
-                    "schema",
-                    f"a JSON map can only have STRING keys, not {key_type.simpleString()}",
-                    column,
-                ).bare()
+                raise SchemaError(
+                    NAME,
+                    f"the schema's column {column!r}: a JSON map can only have STRING keys, "
+                    f"not {key_type.simpleString()}",
+                )
 
 
 def _map_key_types(data_type: Any, path: str) -> Iterator[tuple[str, Any]]:
@@ -188,7 +159,7 @@ class SourceLister:
                     # Spark refuses this too: cleaning would remove files the manifest still
                     # lists, breaking every reader of the sink's output.
                     raise OptionError.invalid(
-                        "pyfile",
+                        NAME,
                         "cleanSource",
                         f"not supported when the path is a file sink's output folder (it holds "
                         f"{METADATA_DIR}): its manifest still lists the files; use "
@@ -206,7 +177,9 @@ class SourceLister:
             return ManifestLog(location).exists()
         except OSError as error:
             # Spark assumes no manifest when looking for it fails, and reads the folder as is.
-            log.warning("pyfile: assuming no %s in %s: %s", METADATA_DIR, describe(location), error)
+            log.warning(
+                "%s: assuming no %s in %s: %s", NAME, METADATA_DIR, describe(location), error
+            )
             return False
 
     def _committed(self, manifest: CommittedFiles) -> list[FileEntry]:
@@ -239,14 +212,12 @@ def _manifest_path(url: str) -> str:
 def _parse_offset(offset: Any) -> tuple[int, str | None]:
     """(log batch id, log id); -1 is the offset before the first batch, which has no id."""
     if not isinstance(offset, dict) or not set(offset) <= {"logId", "logOffset"}:
-        raise offset_error(
-            "pyfile", offset, "is not pyfile's offset (expected keys logId, logOffset)"
-        )
+        raise offset_error(NAME, offset, f"is not {NAME}'s offset (expected keys logId, logOffset)")
     log_id = offset.get("logId")
     if log_id is not None and not isinstance(log_id, str):
-        raise offset_error("pyfile", offset, f"has logId={log_id!r}, not a string")
+        raise offset_error(NAME, offset, f"has logId={log_id!r}, not a string")
     position = {"logOffset": offset.get("logOffset")}
-    checked = checked_ints("pyfile", position, ("logOffset",), "pyfile's offset", minimum=-1)
+    checked = checked_ints(NAME, position, ("logOffset",), f"{NAME}'s offset", minimum=-1)
     return checked["logOffset"], log_id
 
 
@@ -270,9 +241,10 @@ class _DriverState:
 class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
     """Spark's FileStreamSource over fsspec: admission control, AvailableNow, exactly once."""
 
-    def __init__(self, options: dict[str, str], schema: StructType) -> None:
-        self._config = _config(options, streaming=True)
-        self._target = _arrow_schema(schema, self._config)
+    def __init__(self, config: SourceConfig, schema: StructType) -> None:
+        require_folder(config)
+        self._config = config
+        self._target = _arrow_schema(schema, config)
         self._state: _DriverState | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -285,12 +257,10 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         if self._state is not None:
             return self._state
         cfg = self._config
-        assert cfg.log_location is not None
+        assert cfg.log_location is not None  # the parser requires it for streams
         problem = exclusive_create_problem(cfg.log_location)
         if problem is not None:  # the log's batch files must never be replaced
-            error = OptionError.invalid(
-                "pyfile", "sourceLogLocation", problem, cfg.log_location.url()
-            )
+            error = OptionError.invalid(NAME, "sourceLogLocation", problem, cfg.log_location.url())
             raise error.bare() from None
         source_log = SourceLog(cfg.log_location)
         source_log.acquire(cfg.lease_timeout_s)
@@ -341,17 +311,19 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
                 if state.log_id is not None
                 else "holds no source log (empty or deleted)"
             )
-            raise RuntimeError(
-                f"pyfile: the checkpoint's offsets belong to source log {log_id}, but "
+            raise CheckpointError(
+                NAME,
+                f"the checkpoint's offsets belong to source log {log_id}, but "
                 f"sourceLogLocation {url} {holds}. sourceLogLocation must stay the same for "
                 "the life of a checkpoint: point it back at the log this checkpoint used, or "
-                "start a new checkpoint with a new, empty sourceLogLocation."
+                "start a new checkpoint with a new, empty sourceLogLocation.",
             )
         if position > state.current:
-            raise RuntimeError(
-                f"pyfile: the checkpoint is at source batch {position} but the source log at "
+            raise CheckpointError(
+                NAME,
+                f"the checkpoint is at source batch {position} but the source log at "
                 f"{url} ends at {state.current}; sourceLogLocation must stay the same for the "
-                "life of a checkpoint"
+                "life of a checkpoint",
             )
         if position >= 0:
             self._claim(position)
@@ -385,12 +357,13 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         if not used:
             return  # empty, or batches written before a crash kept their offsets out of a WAL
         url = state.log.location.url()
-        raise RuntimeError(
-            f"pyfile: sourceLogLocation {url} already holds the source log of another "
+        raise CheckpointError(
+            NAME,
+            f"sourceLogLocation {url} already holds the source log of another "
             f"checkpoint (batches 0..{state.current}, already read by a query), and this query "
             "starts from a fresh checkpoint: it would read every file of those batches again. "
             "Give this query a new, empty sourceLogLocation, or delete that folder to really "
-            "start over (every file is then read again)."
+            "start over (every file is then read again).",
         )
 
     # -- engine calls, in order --------------------------------------------------------
@@ -484,9 +457,11 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         )
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, FilePartition)
+        planned = planned_partition(partition, FilePartition)
+        if planned is None:
+            return iter(())
         freeze_imports()
-        return read_partition(partition)
+        return read_partition(planned)
 
     def commit(self, end: Offset) -> None:
         state = self._driver()
@@ -503,7 +478,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
                 paths = [e.path for e in state.log.get_range(first, last)]
                 state.cleaner.submit(paths, then=lambda: state.log.set_cleaned_through(last))
             except Exception as error:  # cleaning is best effort, as in Spark
-                log.warning("pyfile: cleanSource skipped batches %d..%d: %s", first, last, error)
+                log.warning("%s: cleanSource skipped batches %d..%d: %s", NAME, first, last, error)
         state.cleaned_through = max(last, done if done is not None else -1)
 
     def stop(self) -> None:
@@ -535,7 +510,7 @@ def read_partition(partition: FilePartition) -> Iterator[pa.RecordBatch]:
             fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
             fs.pipe_file(target, json.dumps(record).encode("utf-8"))
         except Exception as error:  # the record is a convenience; the log line stays
-            log.warning("pyfile: could not record corrupt file %s: %s", path, error)
+            log.warning("%s: could not record corrupt file %s: %s", NAME, path, error)
 
     for split in partition.splits:
         yield from read_split(
@@ -546,30 +521,34 @@ def read_partition(partition: FilePartition) -> Iterator[pa.RecordBatch]:
 class FileBatchReader(DataSourceReader):  # type: ignore[misc]
     """``spark.read.format("pyfile")``: every file there now, planned like a stream batch."""
 
-    def __init__(self, options: dict[str, str], schema: StructType) -> None:
-        self._config = _config(options, streaming=False)
-        self._target = _arrow_schema(schema, self._config)
+    def __init__(self, config: SourceConfig, schema: StructType) -> None:
+        require_folder(config)
+        self._config = config
+        self._target = _arrow_schema(schema, config)
 
     def partitions(self) -> list[InputPartition]:
         cfg = self._config
         files = sorted(SourceLister(cfg).files(), key=lambda f: f.path)
         context = ReadContext(cfg.location, self._target, cfg.reader)
-        planned = plan_partitions(
-            [(f.path, f.size) for f in files],
-            cfg.base,
-            context,
-            cfg.max_partition_bytes,
-            cfg.open_cost_bytes,
-            with_partition_values=_reads_partition_values(cfg),
+        # No files: no partitions; Spark then runs one task with its empty-plan placeholder,
+        # which reads nothing (see read), so the frame is empty, as Spark's is.
+        return list(
+            plan_partitions(
+                [(f.path, f.size) for f in files],
+                cfg.base,
+                context,
+                cfg.max_partition_bytes,
+                cfg.open_cost_bytes,
+                with_partition_values=_reads_partition_values(cfg),
+            )
         )
-        # No files: one partition reading nothing, so the frame is empty, as Spark's is (the
-        # engine fails with a bare AssertionError on an empty partition list).
-        return list(planned) or [FilePartition(0, (), context)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, FilePartition)
+        planned = planned_partition(partition, FilePartition)
+        if planned is None:
+            return iter(())
         freeze_imports()
-        return read_partition(partition)
+        return read_partition(planned)
 
 
 def describe(location: FileLocation) -> str:

@@ -1,6 +1,7 @@
 """pyfile's writers, in the order the engine calls them.
 
-Driver, query start: ``FileStreamWriter(options, schema, overwrite)`` validates everything.
+Driver, query start: the data source parses the options and builds
+``FileStreamWriter(config, schema, overwrite)``, which checks the columns against the format.
 Executors, each task of batch N: ``write(record_batches)`` writes part files straight into
 the output folder under unique names (``part-<partition>-b<N>-<uuid>.c<seq><suffix>``) and
 returns their list. Driver, once per batch: ``commit(messages, N)`` appends the batch to
@@ -30,12 +31,13 @@ from pyspark.sql.datasource import (
 
 from pysparksources._core.arrow import spark_arrow_schema
 from pysparksources._core.worker_gc import freeze_imports
-from pysparksources.errors import OptionError
+from pysparksources.errors import CheckpointError, OptionError
+from pysparksources.files import NAME
 from pysparksources.files._formats_write import PartFile, check_schema, file_suffix
 from pysparksources.files._hive import split_by_partition
 from pysparksources.files._listing import is_hidden
 from pysparksources.files._manifest import METADATA_DIR, ManifestLog, SinkFile, file_uri
-from pysparksources.files.options import SinkConfig, parse_sink_options
+from pysparksources.files.config import SinkConfig
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -70,15 +72,19 @@ def _files(messages: Iterable[WriterCommitMessage | None]) -> Iterator[WrittenFi
             yield from message.files
 
 
-def _setup(options: dict[str, str], schema: StructType, overwrite: bool) -> tuple[SinkConfig, Any]:
-    try:
-        arrow_schema = spark_arrow_schema(schema)
-        config = parse_sink_options(options, list(arrow_schema.names), overwrite)
-        check_schema(config, arrow_schema)
-    except OptionError as error:
-        # Raised from here alone, so Spark's message shows our sentence, not a traceback.
-        raise error.with_traceback(None) from None
-    return config, arrow_schema
+def _checked_schema(config: SinkConfig, schema: StructType, overwrite: bool) -> pa.Schema:
+    """The input's Arrow schema, once the sink can write it as asked (at query start)."""
+    if overwrite:
+        raise OptionError.invalid(
+            NAME,
+            "outputMode",
+            f"{NAME} only appends: use outputMode('append') for streams and mode('append') for "
+            "batch writes (Spark passed overwrite=True, which complete mode and "
+            "mode('overwrite') do)",
+        )
+    arrow_schema = spark_arrow_schema(schema)
+    check_schema(config, arrow_schema)
+    return arrow_schema
 
 
 # -- executors: one task writes its share of a batch --------------------------------------
@@ -160,7 +166,7 @@ def _delete(fs: Any, paths: Iterable[str]) -> None:
         except FileNotFoundError:
             pass
         except Exception as exc:  # cleanup must never hide the real outcome
-            log.warning("pyfile: could not delete %s (%s)", path, type(exc).__name__)
+            log.warning("%s: could not delete %s (%s)", NAME, path, type(exc).__name__)
 
 
 def _untracked_files_of_batch(fs: Any, root: str, batch_id: int) -> list[str]:
@@ -217,8 +223,9 @@ def _write_all(
 class FileStreamWriter(DataSourceStreamArrowWriter):  # type: ignore[misc]
     """Spark's FileStreamSink over fsspec and Arrow: exactly-once via ``_spark_metadata``."""
 
-    def __init__(self, options: dict[str, str], schema: StructType, overwrite: bool) -> None:
-        self.config, self.schema = _setup(options, schema, overwrite)
+    def __init__(self, config: SinkConfig, schema: StructType, overwrite: bool) -> None:
+        self.config = config
+        self.schema = _checked_schema(config, schema, overwrite)
         # Like Spark's sink: the log folder exists from the start, so readers honour it (and
         # ignore stray files) even before the first batch commits.
         self.config.location.filesystem().makedirs(self.config.metadata.path, exist_ok=True)
@@ -247,7 +254,7 @@ class FileStreamWriter(DataSourceStreamArrowWriter):  # type: ignore[misc]
         manifest = self._manifest()
         if manifest.is_replay(batchId):
             # Spark replays the last batch after a crash; its files are already listed.
-            log.info("pyfile: batch %d is already in the manifest; skipping", batchId)
+            log.info("%s: batch %d is already in the manifest; skipping", NAME, batchId)
             self._delete(written)
             return
         entries = [
@@ -257,9 +264,10 @@ class FileStreamWriter(DataSourceStreamArrowWriter):  # type: ignore[misc]
         try:
             manifest.add(batchId, entries)
         except FileExistsError:
-            raise RuntimeError(
-                f"pyfile: batch {batchId} of {self.config.base_url} was committed by another "
-                "writer at the same time; two queries must not write to one output folder"
+            raise CheckpointError(
+                NAME,
+                f"batch {batchId} of {self.config.base_url} was committed by another "
+                "writer at the same time; two queries must not write to one output folder",
             ) from None
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
@@ -285,17 +293,18 @@ class FileStreamWriter(DataSourceStreamArrowWriter):  # type: ignore[misc]
 class FileBatchWriter(DataSourceArrowWriter):  # type: ignore[misc]
     """``df.write.format("pyfile")``: append files, visible all at once in ``commit``."""
 
-    def __init__(self, options: dict[str, str], schema: StructType, overwrite: bool) -> None:
-        self.config, self.schema = _setup(options, schema, overwrite)
-        fs: Any = self.config.location.filesystem()
-        if fs.isdir(self.config.metadata.path):
+    def __init__(self, config: SinkConfig, schema: StructType, overwrite: bool) -> None:
+        self.config = config
+        self.schema = _checked_schema(config, schema, overwrite)
+        fs: Any = config.location.filesystem()
+        if fs.isdir(config.metadata.path):
             raise OptionError.invalid(
-                "pyfile",
+                NAME,
                 "path",
                 f"this folder is a streaming sink's output (it has {METADATA_DIR}): files "
                 "written by a batch job would be invisible to its readers; write elsewhere",
-                self.config.base_url,
-            ).bare()
+                config.base_url,
+            )
         self.job = uuid.uuid4().hex
 
     @property
@@ -328,4 +337,4 @@ class FileBatchWriter(DataSourceArrowWriter):  # type: ignore[misc]
             if fs.isdir(parent) and not fs.ls(parent):
                 fs.rmdir(parent)
         except Exception as exc:
-            log.warning("pyfile: could not remove %s (%s)", self._staging, type(exc).__name__)
+            log.warning("%s: could not remove %s (%s)", NAME, self._staging, type(exc).__name__)

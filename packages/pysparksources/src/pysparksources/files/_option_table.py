@@ -1,0 +1,621 @@
+"""pyfile's options: the one declaration the parser, the defaults and the docs come from.
+
+One table for the format: the source's options (``spark.readStream``, ``spark.read``) and the
+sink's (``df.writeStream``, ``df.write``). Names the two share but read differently (``path``,
+``format``, ``header``, ``sep``, ``timeZone``) are declared once for each side. The csv, json
+and text reader options apply to some read formats only: :data:`READ_FORMAT_OPTIONS` says which,
+and the parser refuses the others ("this option does not apply to format parquet");
+:data:`WRITE_FORMAT_OPTIONS` does the same for the sink.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pysparksources._core.option_table import (
+    Choice,
+    Duration,
+    Flag,
+    Integer,
+    Number,
+    Option,
+    OptionFamily,
+    OptionTable,
+    Size,
+    Text,
+    Use,
+)
+from pysparksources.files import NAME
+from pysparksources.files.config import COMPRESSION_SUFFIXES
+
+__all__ = [
+    "CHECKPOINT_LOCATION",
+    "CLEAN_SOURCE",
+    "COMPRESSION",
+    "DATE_FORMAT",
+    "DISCARD_CACHED_INPUT_RATIO",
+    "ENCODING",
+    "ESCAPE",
+    "FILE_NAME_ONLY",
+    "FORMAT",
+    "FS",
+    "HEADER",
+    "IGNORE_CORRUPT_FILES",
+    "IGNORE_MISSING_FILES",
+    "IGNORE_NULL_FIELDS",
+    "LATEST_FIRST",
+    "LINE_SEP",
+    "LOG_CLEANUP_DELAY",
+    "LOG_DELETION",
+    "MAX_BYTES_PER_TRIGGER",
+    "MAX_CACHED_FILES",
+    "MAX_FILES_PER_TRIGGER",
+    "MAX_FILE_AGE",
+    "MAX_PARTITION_BYTES",
+    "MAX_RECORDS_PER_FILE",
+    "MIN_BATCHES_TO_RETAIN",
+    "MODE",
+    "MULTI_LINE",
+    "NULL_VALUE",
+    "OPEN_COST_IN_BYTES",
+    "PARQUET_ROW_GROUP_ROWS",
+    "PARTITION_BY",
+    "PATH",
+    "PATH_GLOB_FILTER",
+    "QUERY_NAME",
+    "QUOTE",
+    "READ_FORMATS",
+    "READ_FORMAT_OPTIONS",
+    "RECURSIVE_FILE_LOOKUP",
+    "SEP",
+    "SINK_FORMAT",
+    "SINK_HEADER",
+    "SINK_PATH",
+    "SINK_SEP",
+    "SINK_TIME_ZONE",
+    "SOURCE_ARCHIVE_DIR",
+    "SOURCE_LOG_LEASE_TIMEOUT",
+    "SOURCE_LOG_LOCATION",
+    "TABLE",
+    "TIMESTAMP_FORMAT",
+    "TIME_ZONE",
+    "UNSUPPORTED",
+    "WHOLETEXT",
+    "WRITE_FORMATS",
+    "WRITE_FORMAT_OPTIONS",
+    "Char",
+    "Codec",
+    "DatetimePattern",
+    "Encoding",
+    "FileNameGlob",
+    "NonEmptyText",
+    "Zone",
+]
+
+READ_FORMATS = ("parquet", "csv", "json", "text", "orc")
+WRITE_FORMATS = ("parquet", "csv", "json", "text")
+INT_MAX = 2**31 - 1
+
+
+# -- values with a grammar of their own -------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class Char(Option[str]):
+    """One character (``allow_empty``: or none, which turns quoting or escaping off)."""
+
+    allow_empty: bool = False
+    forbidden: str = ""
+    accepted: str = "expected exactly one character"
+
+    def parse(self, text: str) -> str:
+        if text == "" and self.allow_empty:
+            return text
+        if len(text) != 1 or text in self.forbidden:
+            raise ValueError(self.accepted)
+        return text
+
+
+@dataclass(frozen=True, kw_only=True)
+class NonEmptyText(Option[str]):
+    """Text that must not be empty."""
+
+    accepted: str
+
+    def parse(self, text: str) -> str:
+        if text == "":
+            raise ValueError(self.accepted)
+        return text
+
+
+@dataclass(frozen=True, kw_only=True)
+class Encoding(Option[str]):
+    """A character set Python can decode (``UTF-8``, ``ISO-8859-1``, ``UTF-16``...)."""
+
+    def parse(self, text: str) -> str:
+        try:
+            "".encode(text)
+        except (LookupError, ValueError):
+            raise ValueError("expected a character set Python knows") from None
+        return text
+
+
+@dataclass(frozen=True, kw_only=True)
+class DatetimePattern(Option[str]):
+    """A Spark datetime pattern pyfile can parse (``yyyy-MM-dd HH:mm:ss.SSS``...)."""
+
+    def parse(self, text: str) -> str:
+        from pysparksources.files._conversions import check_datetime_pattern
+
+        if not check_datetime_pattern(text):
+            raise ValueError(
+                "expected a Spark datetime pattern made of yyyy, MM, dd, HH, mm, ss, "
+                "SSS..., XXX and literal separators"
+            )
+        return text
+
+
+@dataclass(frozen=True, kw_only=True)
+class Zone(Option[str]):
+    """A time zone id; the value is the zone in the form Arrow takes (``+05:30``, ``UTC``)."""
+
+    def parse(self, text: str) -> str:
+        from pysparksources.files._zones import check_zone
+
+        zone = check_zone(text)
+        if zone is None:
+            raise ValueError("expected a time zone id such as America/Los_Angeles, UTC or +05:30")
+        return zone
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileNameGlob(Option[str]):
+    """A Hadoop glob for file names only (``*.csv``, ``part-[0-9]*``): no folder."""
+
+    def parse(self, text: str) -> str:
+        from pysparksources.errors import ArgumentError
+        from pysparksources.files._listing import check_glob
+
+        if "/" in text or not text:
+            raise ValueError("expected a file-name glob such as *.csv (no '/')")
+        try:
+            check_glob(text)
+        except ArgumentError as error:  # what Hadoop would refuse, as the accepted-values text
+            raise ValueError(error.detail) from None
+        return text
+
+
+@dataclass(frozen=True, kw_only=True)
+class Codec(Option[str]):
+    """A compression codec among those of the output format; ``uncompressed`` means ``none``.
+
+    ``codecs`` maps each format to its codec names (to file-name suffixes), ``defaults`` each
+    format to its default codec. Which codecs are valid depends on the ``format`` option, so
+    the parser calls :meth:`for_format`; :meth:`parse` accepts a codec of any format.
+    """
+
+    codecs: Mapping[str, Mapping[str, str]]
+    defaults: Mapping[str, str] = field(default_factory=dict)
+
+    def parse(self, text: str) -> str:
+        names = dict.fromkeys(name for codecs in self.codecs.values() for name in codecs)
+        return self._pick(text, tuple(names))
+
+    def for_format(self, fmt: str, text: str | None) -> str:
+        """The codec of ``fmt`` named by ``text`` (None: the format's default), canonical."""
+        chosen = self.defaults[fmt] if text is None else self._pick(text, tuple(self.codecs[fmt]))
+        return "none" if chosen == "uncompressed" else chosen
+
+    @staticmethod
+    def _pick(text: str, names: tuple[str, ...]) -> str:
+        canonical = {name.lower(): name for name in names}
+        try:
+            return canonical[text.strip().lower()]
+        except KeyError:
+            raise ValueError("expected one of " + ", ".join(names)) from None
+
+
+# -- the source: spark.readStream and spark.read -----------------------------------------------
+PATH = Text(
+    name="path",
+    doc="Any fsspec URL or local path; globs allowed, `\\` escapes a glob character (the "
+    "argument of load()); a folder or a single file; one that does not exist is an error at "
+    "query start, as in Spark (a glob may match nothing yet).",
+    shown_default="required",
+    uses=Use.READ,
+)
+FORMAT = Choice(
+    name="format",
+    doc="parquet, csv, json (JSON Lines), text or orc.",
+    default="parquet",
+    choices=READ_FORMATS,
+    uses=Use.READ,
+)
+SOURCE_LOG_LOCATION = Text(
+    name="sourceLogLocation",
+    doc="fsspec URL of the source's own batch -> files log: one per checkpoint, kept for its "
+    "life (a fresh checkpoint on a used log, or a checkpoint on another log, is refused at "
+    "start). With ignoreCorruptFiles the skipped files are recorded under it.",
+    shown_default="required for streams",
+    uses=Use.READ,
+)
+MAX_FILES_PER_TRIGGER = Integer(
+    name="maxFilesPerTrigger",
+    doc="At most this many new files per micro-batch.",
+    minimum=1,
+    uses=Use.READ,
+)
+MAX_BYTES_PER_TRIGGER = Size(
+    name="maxBytesPerTrigger",
+    doc="At most this many bytes per micro-batch (the first file always); not together with "
+    "maxFilesPerTrigger.",
+    uses=Use.READ,
+)
+LATEST_FIRST = Flag(
+    name="latestFirst",
+    doc="Process the newest files first.",
+    default="false",
+    uses=Use.READ,
+)
+MAX_FILE_AGE = Duration(
+    name="maxFileAge",
+    doc="Ignore files older than this, relative to the newest file seen (not applied with "
+    "latestFirst plus a max option, as in Spark).",
+    default="7d",
+    uses=Use.READ,
+)
+FILE_NAME_ONLY = Flag(
+    name="fileNameOnly",
+    doc="Identify files by name only (not by full path).",
+    default="false",
+    uses=Use.READ,
+)
+MAX_CACHED_FILES = Integer(
+    name="maxCachedFiles",
+    doc="Unread listed files kept for the next batch (0 disables the cache).",
+    default="10000",
+    minimum=0,
+    maximum=INT_MAX,
+    uses=Use.READ,
+)
+DISCARD_CACHED_INPUT_RATIO = Number(
+    name="discardCachedInputRatio",
+    doc="Drop the leftover cache when smaller than this share of the limit.",
+    default="0.2",
+    minimum=0.0,
+    maximum=1.0,
+    uses=Use.READ,
+)
+CLEAN_SOURCE = Choice(
+    name="cleanSource",
+    doc="off, archive or delete the files of a batch once it is committed.",
+    default="off",
+    choices=("off", "archive", "delete"),
+    uses=Use.READ,
+)
+SOURCE_ARCHIVE_DIR = Text(
+    name="sourceArchiveDir",
+    doc="Where cleanSource=archive moves files (same filesystem; must not match the source "
+    "path in its first folder levels, Spark's rule).",
+    uses=Use.READ,
+)
+PATH_GLOB_FILTER = FileNameGlob(
+    name="pathGlobFilter",
+    doc="Only read files whose name matches this glob.",
+    uses=Use.READ,
+)
+RECURSIVE_FILE_LOOKUP = Flag(
+    name="recursiveFileLookup",
+    doc="true: read every subfolder, with no partition columns.",
+    default="false",
+    uses=Use.READ,
+)
+IGNORE_CORRUPT_FILES = Flag(
+    name="ignoreCorruptFiles",
+    doc="Skip (and log) files that cannot be parsed.",
+    default="false",
+    uses=Use.READ,
+)
+IGNORE_MISSING_FILES = Flag(
+    name="ignoreMissingFiles",
+    doc="Skip files deleted between listing and reading.",
+    default="false",
+    uses=Use.READ,
+)
+MAX_PARTITION_BYTES = Size(
+    name="maxPartitionBytes",
+    doc="Target bytes per input partition (task).",
+    default="128m",
+    uses=Use.READ,
+)
+OPEN_COST_IN_BYTES = Size(
+    name="openCostInBytes",
+    doc="Estimated cost of opening a file, in bytes, when packing files into partitions.",
+    default="4m",
+    uses=Use.READ,
+)
+SOURCE_LOG_LEASE_TIMEOUT = Duration(
+    name="sourceLogLeaseTimeout",
+    doc="A source log lease not renewed for this long is taken over by a new query.",
+    default="60s",
+    minimum=1.0,
+    uses=Use.READ,
+)
+
+# Spark's csv/json/text reader options that pyfile maps onto pyarrow.
+HEADER = Flag(
+    name="header",
+    doc="csv: skip the first line of each file (columns map by position).",
+    default="false",
+    uses=Use.READ,
+)
+SEP = Char(
+    name="sep",
+    doc="csv: field separator (one character).",
+    default=",",
+    aliases=("delimiter",),
+    uses=Use.READ,
+)
+QUOTE = Char(
+    name="quote",
+    doc="csv: quote character; an empty string turns quoting off.",
+    default='"',
+    allow_empty=True,
+    uses=Use.READ,
+)
+ESCAPE = Char(
+    name="escape",
+    doc="csv: escape character inside quoted values.",
+    default="\\",
+    allow_empty=True,
+    uses=Use.READ,
+)
+NULL_VALUE = Text(
+    name="nullValue",
+    doc="csv: the text that means null.",
+    default="",
+    uses=Use.READ,
+)
+ENCODING = Encoding(
+    name="encoding",
+    doc="csv/json/text: character set of the files.",
+    default="UTF-8",
+    aliases=("charset",),
+    uses=Use.READ,
+)
+MULTI_LINE = Flag(
+    name="multiLine",
+    doc="csv: quoted values may span lines (json: only false).",
+    default="false",
+    uses=Use.READ,
+)
+DATE_FORMAT = DatetimePattern(
+    name="dateFormat",
+    doc="csv/json: pattern of DATE values.",
+    shown_default="`yyyy-MM-dd`",
+    uses=Use.READ,
+)
+TIMESTAMP_FORMAT = DatetimePattern(
+    name="timestampFormat",
+    doc="csv/json: pattern of TIMESTAMP values.",
+    shown_default="ISO 8601",
+    uses=Use.READ,
+)
+MODE = Choice(
+    name="mode",
+    doc="Only FAILFAST: a malformed record fails its file (ignoreCorruptFiles skips it).",
+    default="FAILFAST",
+    choices=("FAILFAST", "PERMISSIVE", "DROPMALFORMED"),
+    uses=Use.READ,
+)
+TIME_ZONE = Zone(
+    name="timeZone",
+    doc="csv/json: zone of timestamps written without an offset (IANA name or +hh:mm), as "
+    "Spark's reader option.",
+    shown_default="session time zone",
+    uses=Use.READ,
+)
+WHOLETEXT = Flag(
+    name="wholetext",
+    doc="text: one row per file instead of one per line.",
+    default="false",
+    uses=Use.READ,
+)
+LINE_SEP = NonEmptyText(
+    name="lineSep",
+    doc="text: line separator.",
+    shown_default="`\\n`, `\\r\\n` or `\\r`",
+    accepted="expected a non-empty separator",
+    uses=Use.READ,
+)
+
+# -- the sink: df.writeStream and df.write --------------------------------------------------
+SINK_PATH = Text(
+    name="path",
+    doc="Output folder: any fsspec URL or local path (the argument of start() or save()), "
+    "taken literally as Spark's sink does (`out[1]` is a folder named so).",
+    shown_default="required",
+    uses=Use.WRITE,
+)
+SINK_FORMAT = Choice(
+    name="format",
+    doc="parquet, csv, json (JSON Lines) or text.",
+    default="parquet",
+    choices=WRITE_FORMATS,
+    uses=Use.WRITE,
+)
+COMPRESSION = Codec(
+    name="compression",
+    doc="parquet: none, snappy, gzip, zstd, lz4; csv/json/text: none, gzip, bzip2, zstd "
+    "(uncompressed is accepted as none).",
+    shown_default="`snappy` (parquet), `none` (others)",
+    codecs=COMPRESSION_SUFFIXES,
+    defaults={"parquet": "snappy", "csv": "none", "json": "none", "text": "none"},
+    uses=Use.WRITE,
+)
+PARTITION_BY = Text(
+    name="partitionBy",
+    doc="Comma-separated columns written as Hive folders col=value/ (not in the files).",
+    uses=Use.WRITE,
+)
+MAX_RECORDS_PER_FILE = Integer(
+    name="maxRecordsPerFile",
+    doc="Start a new file after this many rows (0: no limit).",
+    default="0",
+    minimum=0,
+    uses=Use.WRITE,
+)
+CHECKPOINT_LOCATION = Text(
+    name="checkpointLocation",
+    doc=f"Spark's own option: the query's checkpoint (not read by {NAME}).",
+    uses=Use.WRITE,
+)
+QUERY_NAME = Text(
+    name="queryName",
+    doc=f"Spark passes writeStream.queryName(...) as an option (not read by {NAME}).",
+    uses=Use.WRITE,
+)
+SINK_HEADER = Flag(
+    name="header",
+    doc="csv: write a header line in each file.",
+    default="false",
+    uses=Use.WRITE,
+)
+SINK_SEP = Char(
+    name="sep",
+    doc="csv: field separator (one character).",
+    default=",",
+    aliases=("delimiter",),
+    forbidden='\r\n"',
+    accepted="expected one character (not a quote or a line break)",
+    uses=Use.WRITE,
+)
+IGNORE_NULL_FIELDS = Flag(
+    name="ignoreNullFields",
+    doc="json: leave null fields out of the objects, like Spark.",
+    default="true",
+    uses=Use.WRITE,
+)
+SINK_TIME_ZONE = Zone(
+    name="timeZone",
+    doc="csv/json: write timestamps as wall times in this zone with their offset, as Spark "
+    "does in the session zone.",
+    shown_default="unset (UTC, with Z)",
+    uses=Use.WRITE,
+)
+PARQUET_ROW_GROUP_ROWS = Integer(
+    name="parquetRowGroupRows",
+    doc="parquet: at most this many rows per row group.",
+    default="1048576",
+    minimum=1,
+    uses=Use.WRITE,
+)
+MIN_BATCHES_TO_RETAIN = Integer(
+    name="minBatchesToRetain",
+    doc="Manifest files of the last this many batches are kept; older ones superseded by a "
+    "compact file are deleted (Spark's spark.sql.streaming.minBatchesToRetain).",
+    default="100",
+    minimum=1,
+    uses=Use.WRITE,
+)
+LOG_CLEANUP_DELAY = Duration(
+    name="logCleanupDelay",
+    doc="A superseded manifest file is deleted only once this old, so readers that listed it "
+    "can still open it (Spark's spark.sql.streaming.fileSink.log.cleanupDelay).",
+    default="10m",
+    uses=Use.WRITE,
+)
+LOG_DELETION = Flag(
+    name="logDeletion",
+    doc="false keeps every manifest file (Spark's spark.sql.streaming.fileSink.log.deletion).",
+    default="true",
+    uses=Use.WRITE,
+)
+
+FS = OptionFamily(
+    "fs.",
+    "Storage option `<name>` passed to the fsspec filesystem (fs.account_key, "
+    "fs.connection_string, fs.anon...).",
+)
+
+# Spark options pyfile knows but cannot honor: an error beats a silent difference.
+UNSUPPORTED = {
+    "inferSchema": f"{NAME} needs a schema (.schema(...)); it does not infer one",
+    "comment": "pyarrow's csv reader has no comment lines",
+    "columnNameOfCorruptRecord": "malformed records fail their file (see ignoreCorruptFiles)",
+    "mergeSchema": "columns are read by the given schema",
+    "samplingRatio": f"{NAME} does not infer schemas",
+    "primitivesAsString": "columns are cast to the given schema",
+}
+
+TABLE = OptionTable(
+    NAME,
+    (
+        PATH,
+        FORMAT,
+        SOURCE_LOG_LOCATION,
+        MAX_FILES_PER_TRIGGER,
+        MAX_BYTES_PER_TRIGGER,
+        LATEST_FIRST,
+        MAX_FILE_AGE,
+        FILE_NAME_ONLY,
+        MAX_CACHED_FILES,
+        DISCARD_CACHED_INPUT_RATIO,
+        CLEAN_SOURCE,
+        SOURCE_ARCHIVE_DIR,
+        PATH_GLOB_FILTER,
+        RECURSIVE_FILE_LOOKUP,
+        IGNORE_CORRUPT_FILES,
+        IGNORE_MISSING_FILES,
+        MAX_PARTITION_BYTES,
+        OPEN_COST_IN_BYTES,
+        SOURCE_LOG_LEASE_TIMEOUT,
+        HEADER,
+        SEP,
+        QUOTE,
+        ESCAPE,
+        NULL_VALUE,
+        ENCODING,
+        MULTI_LINE,
+        DATE_FORMAT,
+        TIMESTAMP_FORMAT,
+        MODE,
+        TIME_ZONE,
+        WHOLETEXT,
+        LINE_SEP,
+        SINK_PATH,
+        SINK_FORMAT,
+        COMPRESSION,
+        PARTITION_BY,
+        MAX_RECORDS_PER_FILE,
+        CHECKPOINT_LOCATION,
+        QUERY_NAME,
+        SINK_HEADER,
+        SINK_SEP,
+        IGNORE_NULL_FIELDS,
+        SINK_TIME_ZONE,
+        PARQUET_ROW_GROUP_ROWS,
+        MIN_BATCHES_TO_RETAIN,
+        LOG_CLEANUP_DELAY,
+        LOG_DELETION,
+    ),
+    families=(FS,),
+    unsupported=UNSUPPORTED,
+)
+
+# Which format-specific options each format takes; given with another format they are an
+# error ("this option does not apply to format parquet"), not silently ignored.
+_CSV_JSON = (ENCODING, MULTI_LINE, DATE_FORMAT, TIMESTAMP_FORMAT, MODE, TIME_ZONE)
+READ_FORMAT_OPTIONS: Mapping[str, tuple[Option[Any], ...]] = {
+    "csv": (HEADER, SEP, QUOTE, ESCAPE, NULL_VALUE, *_CSV_JSON),
+    "json": _CSV_JSON,
+    "text": (ENCODING, WHOLETEXT, LINE_SEP),
+    "parquet": (),
+    "orc": (),
+}
+WRITE_FORMAT_OPTIONS: Mapping[str, tuple[Option[Any], ...]] = {
+    "csv": (SINK_TIME_ZONE,),
+    "json": (SINK_TIME_ZONE,),
+    "text": (),
+    "parquet": (),
+}

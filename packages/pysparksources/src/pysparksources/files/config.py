@@ -1,0 +1,149 @@
+"""What pyfile's planners, tasks and commits know of the options: frozen, picklable values.
+
+``options.parse_options`` fills every field from the option table (defaults included); this
+module imports neither, so executor-side code (format readers and writers, planning, the
+manifest) sees only these values. Storage options travel inside the
+:class:`~pysparksources.files._filesystem.FileLocation` values and are never printed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pysparksources.files._filesystem import FileLocation
+
+__all__ = [
+    "COMPRESSION_SUFFIXES",
+    "SINK_COMPACT_INTERVAL",
+    "TEXT_SCHEMA",
+    "ManifestRetention",
+    "ReaderOptions",
+    "SinkConfig",
+    "SourceConfig",
+]
+
+# The schema of a text read without .schema(...), as Spark's text source has it.
+TEXT_SCHEMA = "value STRING"
+
+# Spark's readers derive the sink's compact interval from the manifest's file names and only
+# agree with its default, spark.sql.streaming.fileSink.log.compactInterval = 10: not an option.
+SINK_COMPACT_INTERVAL = 10
+
+# Codec name -> file-name suffix, per output format. Parquet compresses inside the file; the
+# text formats compress the whole file, with the suffix Hadoop (and so Spark's readers) use to
+# detect it. The option table takes the codec names from here.
+_TEXT_CODECS = {"none": "", "uncompressed": "", "gzip": ".gz", "bzip2": ".bz2", "zstd": ".zst"}
+COMPRESSION_SUFFIXES: dict[str, dict[str, str]] = {
+    "parquet": {
+        "none": "",
+        "uncompressed": "",
+        "snappy": ".snappy",
+        "gzip": ".gz",
+        "zstd": ".zstd",
+        "lz4": ".lz4raw",
+    },
+    "csv": _TEXT_CODECS,
+    "json": _TEXT_CODECS,
+    "text": _TEXT_CODECS,
+}
+
+
+# -- the source ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ReaderOptions:
+    """How tasks parse files; travels to executors inside each partition."""
+
+    format: str
+    header: bool
+    sep: str
+    quote: str
+    escape: str
+    null_value: str
+    encoding: str
+    multi_line: bool
+    date_format: str | None
+    timestamp_format: str | None
+    wholetext: bool
+    line_sep: str | None
+    time_zone: str | None
+    ignore_corrupt_files: bool
+    ignore_missing_files: bool
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    """Every validated option of one pyfile source; picklable, secrets only in locations."""
+
+    location: FileLocation
+    base: str
+    pattern: str | None
+    reader: ReaderOptions
+    log_location: FileLocation | None
+    max_files_per_trigger: int | None
+    max_bytes_per_trigger: int | None
+    latest_first: bool
+    max_file_age_ms: int
+    file_name_only: bool
+    max_cached_files: int
+    discard_cached_input_ratio: float
+    clean_source: str
+    archive_location: FileLocation | None
+    path_glob_filter: str | None
+    recursive_file_lookup: bool
+    max_partition_bytes: int
+    open_cost_bytes: int
+    lease_timeout_s: float
+
+    @property
+    def effective_max_file_age_ms(self) -> int | None:
+        """Spark ignores maxFileAge when latestFirst is combined with a max option."""
+        limited = self.max_files_per_trigger is not None or self.max_bytes_per_trigger is not None
+        return None if self.latest_first and limited else self.max_file_age_ms
+
+
+# -- the sink -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ManifestRetention:
+    """When superseded manifest files are deleted: Spark's ``CompactibleFileStreamLog`` rules.
+
+    After batch ``b`` commits, files of batches before the compact file that still covers batch
+    ``b + 1 - min_batches`` are deleted once they are ``cleanup_delay_ms`` old (a reader that
+    listed the folder just before a compaction can still open them). The options
+    ``logDeletion``, ``minBatchesToRetain`` and ``logCleanupDelay`` mirror Spark's
+    ``spark.sql.streaming.fileSink.log.deletion``, ``spark.sql.streaming.minBatchesToRetain``
+    and ``spark.sql.streaming.fileSink.log.cleanupDelay``.
+    """
+
+    enabled: bool
+    min_batches: int
+    cleanup_delay_ms: int
+
+
+@dataclass(frozen=True)
+class SinkConfig:
+    """Everything a task or a commit needs; picklable, storage options never printed."""
+
+    location: FileLocation
+    base_url: str
+    format: str
+    compression: str
+    partition_by: tuple[str, ...]
+    max_records_per_file: int
+    csv_header: bool
+    csv_sep: str
+    ignore_null_fields: bool
+    row_group_rows: int
+    time_zone: str | None
+    retention: ManifestRetention
+
+    @property
+    def compact_interval(self) -> int:
+        return SINK_COMPACT_INTERVAL
+
+    @property
+    def metadata(self) -> FileLocation:
+        """Where the manifest lives: ``<path>/_spark_metadata``."""
+        return self.location.child("_spark_metadata")
+
+    def __repr__(self) -> str:
+        return f"SinkConfig({self.base_url!r}, format={self.format!r})"

@@ -6,20 +6,28 @@ import pickle
 
 import pytest
 
-from pysparksources._core.legacy_options import Options
+from pysparksources._core.option_table import Use
 from pysparksources.errors import OptionError
-from pysparksources.eventhubs._connection import (
-    CONNECTION_OPTIONS,
-    SECRET_OPTIONS,
-    parse_connection,
-)
+from pysparksources.eventhubs._connection import EventHubConnection
+from pysparksources.eventhubs._option_table import CONNECTION_OPTIONS, SECRET_OPTIONS
+from pysparksources.eventhubs.options import parse_options
 
 KEY = "c2VjcmV0LWtleS12YWx1ZQ=="
 CONN = f"Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey={KEY}"
 
 
-def parse(**raw: str):
-    return parse_connection(Options("pyeventhub", raw, CONNECTION_OPTIONS, secrets=SECRET_OPTIONS))
+def parse(**raw: str) -> EventHubConnection:
+    return parse_options(raw, Use.STREAM_READ).connection
+
+
+def test_connection_options_apply_everywhere_and_the_secrets_are_declared() -> None:
+    assert all(option.uses == Use.ANY for option in CONNECTION_OPTIONS)
+    assert {option.name for option in SECRET_OPTIONS} == {
+        "connectionString",
+        "sharedAccessKey",
+        "sharedAccessSignature",
+        "clientSecret",
+    }
 
 
 def test_connection_string_with_entity_path() -> None:

@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from pysparksources.eventhubs._management import ManagementCalls, ManagementTimeout
+from pysparksources.errors import ServiceTimeoutError
+from pysparksources.eventhubs._management import ManagementCalls
 
 
 class Client:
@@ -63,7 +64,7 @@ def test_concurrent_calls_never_share_a_client_and_clients_are_reused() -> None:
 def test_a_timed_out_call_closes_its_client_which_is_never_reused() -> None:
     calls, made = _calls(timeout=0.2)
     gate = threading.Event()
-    with pytest.raises(ManagementTimeout):
+    with pytest.raises(ServiceTimeoutError):
         calls.run([lambda c: c.call(1, gate=gate)])
     stuck = made[0]
     assert calls.run([lambda c: c.call(2)]) == [2]  # at once, on another client
@@ -83,7 +84,7 @@ def test_many_timeouts_leave_no_thread_behind_once_the_calls_return() -> None:
     calls, made = _calls(timeout=0.02, parallel=3)
     gate = threading.Event()
     for _ in range(30):
-        with pytest.raises(ManagementTimeout):
+        with pytest.raises(ServiceTimeoutError):
             calls.run([lambda c, i=i: c.call(i, gate=gate) for i in range(5)])
     # Each run abandoned at most its 3 workers, never queued calls behind them.
     assert threading.active_count() - threads_before <= 30 * 3

@@ -11,14 +11,17 @@ from typing import Any
 import fastavro
 import pyarrow as pa
 import pytest
+from pyspark.sql.pandas.types import from_arrow_schema
 
-from pysparksources.errors import OptionError
-from pysparksources.eventhubs._avro_read import BadRecordError, decode_batch, read_arrow_schema
-from pysparksources.eventhubs._avro_schema import AvroSchemaError, parse_avro_schema, spark_ddl
+from pysparksources._core.option_table import Use
+from pysparksources.errors import MalformedRecordError, OptionError, SchemaError
+from pysparksources.eventhubs._avro_read import decode_batch, read_arrow_schema
+from pysparksources.eventhubs._avro_schema import parse_avro_schema, spark_ddl
 from pysparksources.eventhubs._avro_write import derive_avro_schema, encode_bodies
-from pysparksources.eventhubs._body_format import body_format_from_raw, read_schema_ddl
+from pysparksources.eventhubs._body_format import read_schema_ddl
 from pysparksources.eventhubs._schema import ARROW_SCHEMA
-from pysparksources.eventhubs.options import parse_sink_options, parse_source_options
+from pysparksources.eventhubs.config import BodyFormat, SinkConfig, SourceConfig
+from pysparksources.eventhubs.options import parse_options
 
 CONN = "Endpoint=sb://ns.example/;SharedAccessKeyName=p;SharedAccessKey=SECRETKEY;EntityPath=h"
 
@@ -79,7 +82,7 @@ def test_avro_types_map_to_spark_types_like_spark_avro(avro: str, spark: str) ->
     ],
 )
 def test_bad_avro_schemas_are_refused(avro: str, message: str) -> None:
-    with pytest.raises(AvroSchemaError, match=message):
+    with pytest.raises(SchemaError, match=message):
         spark_ddl(parse_avro_schema(avro)[1])
 
 
@@ -188,16 +191,26 @@ def _received(bodies: list[bytes | None]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
 
 
-def _source(**options: str) -> Any:
-    return parse_source_options(
+def _source(**options: str) -> SourceConfig:
+    return parse_options(
         {
             "connectionString": CONN,
             "bodyFormat": "avro",
             "avroSchema": json.dumps(ORDER),
             **options,
         },
-        streaming=True,
+        Use.STREAM_READ,
     )
+
+
+def _sink(options: dict[str, str], arrow: pa.Schema) -> SinkConfig:
+    return parse_options(options, Use.STREAM_WRITE, from_arrow_schema(arrow))
+
+
+def body_format_from_raw(raw: dict[str, str]) -> BodyFormat:
+    """The read's body options as the data source checks them at load() (Use.READ)."""
+    hub = {} if "fullyQualifiedNamespace" in raw else {"connectionString": CONN}
+    return parse_options({**hub, **raw}, Use.READ).body
 
 
 def test_every_type_decodes_to_spark_values_and_bad_bodies_follow_the_mode(tmp_path: Any) -> None:
@@ -221,7 +234,7 @@ def test_every_type_decodes_to_spark_values_and_bad_bodies_follow_the_mode(tmp_p
     dropped = decode_batch(_source(mode="DROPMALFORMED"), chunk, [None] * 5).to_pylist()
     assert [r["sequenceNumber"] for r in dropped] == [40, 42]
 
-    with pytest.raises(BadRecordError) as failed:
+    with pytest.raises(MalformedRecordError) as failed:
         decode_batch(_source(), chunk, [None] * 5)
     assert "sequenceNumber 41 in partition 3 of sb://ns.example/h" in str(failed.value)
     assert "3 of 5 events" in str(failed.value)
@@ -279,7 +292,7 @@ def test_sink_derives_to_avros_schema_and_its_bytes_decode_back() -> None:
         }
     ]
     column = pa.array(values, type=body_type)
-    config = parse_sink_options(
+    config = _sink(
         {"connectionString": CONN, "bodyFormat": "avro"}, pa.schema([pa.field("body", body_type)])
     )
     (encoded,), content_type = encode_bodies(config.body, column, first_row=0)
@@ -289,7 +302,7 @@ def test_sink_derives_to_avros_schema_and_its_bytes_decode_back() -> None:
 
 
 def test_general_unions_and_maps_encode_from_sparks_shapes() -> None:
-    config = parse_sink_options(
+    config = _sink(
         {"connectionString": CONN, "bodyFormat": "avro", "avroSchema": json.dumps(ORDER)},
         pa.schema([pa.field("body", read_arrow_schema(_source().body).field(0).type)]),
     )
@@ -302,7 +315,7 @@ def test_general_unions_and_maps_encode_from_sparks_shapes() -> None:
 def test_option_errors_name_the_option_and_never_the_secret() -> None:
     def error(**options: str) -> str:
         with pytest.raises(OptionError) as raised:
-            body_format_from_raw({"connectionString": CONN, "clientSecret": "TOPSECRET", **options})
+            body_format_from_raw({"clientSecret": "TOPSECRET", **options})
         return str(raised.value)
 
     assert "'avroSchema'" in error(bodyFormat="avro")
@@ -328,6 +341,8 @@ def test_option_errors_name_the_option_and_never_the_secret() -> None:
             "avroSchema": '"int"',
             "mode": "permissive",
             "schemaRegistry.fullyQualifiedNamespace": "https://x.servicebus.windows.net/",
+            "fullyQualifiedNamespace": "ns.servicebus.windows.net",
+            "eventHubName": "h",
             "auth": "managedidentity",  # any case, as the hub's auth option
         }
     )
@@ -350,13 +365,13 @@ def test_option_errors_name_the_option_and_never_the_secret() -> None:
 
 
 def test_sink_refuses_a_body_column_the_schema_does_not_encode() -> None:
-    with pytest.raises(OptionError, match="the body column is struct<id:int>, but avroSchema"):
-        parse_sink_options(
+    with pytest.raises(SchemaError, match="the body column is struct<id:int>, but avroSchema"):
+        _sink(
             {"connectionString": CONN, "bodyFormat": "avro", "avroSchema": json.dumps(ORDER)},
             pa.schema([pa.field("body", pa.struct([pa.field("id", pa.int32())]))]),
         )
     with pytest.raises(OptionError, match=r"schemaRegistry\.group"):
-        parse_sink_options(
+        _sink(
             {
                 "connectionString": CONN,
                 "bodyFormat": "avro",

@@ -25,14 +25,32 @@ def failure(df: Any, tmp_path: Path, options: dict[str, str]) -> str:
 @pytest.mark.parametrize(
     ("columns", "options", "named"),
     [
-        (["CAST(value AS STRING) AS text"], {}, "column body"),
-        (["value AS body"], {}, "string or binary"),
-        (["CAST(value AS STRING) AS body", "value AS extra"], {}, "column extra"),
-        (["CAST(value AS STRING) AS body", "1.5 AS partitionId"], {}, "partitionId"),
+        (
+            ["CAST(value AS STRING) AS text"],
+            {},
+            "SchemaError: pyeventhub: the input has no column 'body' (its columns: text string); "
+            "the sink sends it as the events' bodies: string or binary",
+        ),
+        (["value AS body"], {}, "input column 'body' is bigint; expected string or binary"),
+        (
+            ["CAST(value AS STRING) AS body", "value AS extra"],
+            {},
+            "input column 'extra' (bigint) is not one the sink takes",
+        ),
+        (
+            ["CAST(value AS STRING) AS body", "1.5 AS partitionId"],
+            {},
+            "input column 'partitionId' is decimal(2,1); expected the target partition id",
+        ),
         (["CAST(value AS STRING) AS body"], {"maxRetries": "-1"}, "maxRetries"),
         (["CAST(value AS STRING) AS body"], {"maxBatchByte": "1"}, "did you mean"),
         (["CAST(value AS STRING) AS body"], {"sendTimeout": "soon"}, "sendTimeout"),
         (["CAST(value AS STRING) AS body"], {"connectionString": "Endpoint=x"}, "connectionStr"),
+        (
+            ["CAST(value AS STRING) AS body"],
+            {"startingPosition": "start"},
+            "option 'startingPosition' applies only to spark.readStream and spark.read",
+        ),
     ],
 )
 def test_bad_input_fails_at_start(

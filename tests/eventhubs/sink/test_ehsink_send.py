@@ -7,9 +7,11 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 import pytest
+from pyspark.sql.pandas.types import from_arrow_schema
 
+from pysparksources._core.option_table import Use
 from pysparksources.eventhubs._send import send_record_batches
-from pysparksources.eventhubs.options import parse_sink_options
+from pysparksources.eventhubs.options import parse_options
 from pysparksources_emulator import EventHubsEmulator
 from support.eventhubs import received
 
@@ -27,7 +29,7 @@ def test_many_partition_keys_are_sent_within_a_memory_bound_and_in_order_per_key
     # One open batch per partition key: with 200 keys and 5 rows each, the open batches used
     # to hold every row until the task's input ended. Past the bound the fullest are sent.
     conn = eventhubs_emulator.connection_string("test")
-    config = parse_sink_options({"connectionString": conn}, SCHEMA)
+    config = parse_options({"connectionString": conn}, Use.STREAM_WRITE, from_arrow_schema(SCHEMA))
     keys, rounds = 200, 5
     stored_before_the_last_rows: list[int] = []
 

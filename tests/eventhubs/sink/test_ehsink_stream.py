@@ -10,9 +10,11 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from pyspark.sql.pandas.types import from_arrow_schema
 
+from pysparksources._core.option_table import Use
 from pysparksources.eventhubs._send import send_record_batches
-from pysparksources.eventhubs.options import parse_sink_options
+from pysparksources.eventhubs.options import parse_options
 from pysparksources_emulator import EventHubsEmulator, Fault, partition_for_key
 from support.eventhubs import received
 from support.pyeventhub import stream_to_hub
@@ -111,8 +113,11 @@ def test_rows_are_sent_in_batches_up_to_max_batch_bytes(
     rows = pa.RecordBatch.from_pydict(
         {"body": [b"x" * 1000] * 300, "partitionId": ["0"] * 150 + ["1"] * 150}
     )
-    default = parse_sink_options({"connectionString": conn}, rows.schema)
-    small = parse_sink_options({"connectionString": conn, "maxBatchBytes": "4096"}, rows.schema)
+    schema = from_arrow_schema(rows.schema)
+    default = parse_options({"connectionString": conn}, Use.BATCH_WRITE, schema)
+    small = parse_options(
+        {"connectionString": conn, "maxBatchBytes": "4096"}, Use.BATCH_WRITE, schema
+    )
     full = send_record_batches(default, iter([rows]))
     tiny = send_record_batches(small, iter([rows]))
     assert full.events == tiny.events == 300

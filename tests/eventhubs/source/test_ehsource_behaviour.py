@@ -11,7 +11,7 @@ import pytest
 
 from pysparksources_emulator import EmulatorConfig, EventHubsEmulator, Fault, HubConfig
 from support.eventhubs import send
-from support.pyeventhub import read_back, reader, run_to_parquet, seqs
+from support.pyeventhub import batch_read, read_back, reader, run_to_parquet, seqs
 from support.streams import progress
 
 KEY = "S3cretKeyValue0123456789abcdef="
@@ -116,6 +116,28 @@ def test_bad_options_fail_at_load(spark: Any, tmp_path: Path, option: str, value
     text = str(err.value)
     form = "unknown option" if option == "noSuchOption" else "invalid value"
     assert form in text and option.lower() in text.lower() and "KEY42" not in text
+
+
+def test_an_option_of_the_other_kind_of_read_fails_naming_where_it_applies(
+    spark: Any, tmp_path: Path
+) -> None:
+    # load() accepts the options of either kind of read (Spark asks for the schema before it
+    # says which); the reader of the other kind refuses them before any network call.
+    conn = "Endpoint=sb://127.0.0.1:1;SharedAccessKeyName=k;SharedAccessKey=KEY42;EntityPath=h"
+    with pytest.raises(Exception) as streamed:  # classic and Connect raise different types
+        run_to_parquet(reader(spark, conn, endingPosition="end"), tmp_path)
+    text = str(streamed.value)
+    assert "pyeventhub: option 'endingPosition' applies only to spark.read" in text
+    assert "KEY42" not in text
+    with pytest.raises(Exception) as batched:
+        batch_read(spark, conn, maxEventsPerTrigger=5)
+    text = str(batched.value)
+    assert "pyeventhub: option 'maxEventsPerTrigger' applies only to spark.readStream" in text
+    assert "KEY42" not in text
+    with pytest.raises(Exception) as sink_only:
+        batch_read(spark, conn, maxRetries=3)
+    text = str(sink_only.value)
+    assert "option 'maxRetries' applies only to df.writeStream and df.write" in text
 
 
 # A detached link, a closed connection, a TCP connection dropped without a close frame, and

@@ -11,15 +11,16 @@ from typing import Any
 
 import pytest
 
+from pysparksources._core.option_table import Use
 from pysparksources.eventhubs._metadata import HubMetadata
 from pysparksources.eventhubs._positions import parse_position
-from pysparksources.eventhubs.options import parse_source_options
+from pysparksources.eventhubs.options import parse_options
 from pysparksources_emulator import EventHubsEmulator, Fault
 from support.eventhubs import close_producers, send
 
 
 def _metadata(conn: str, **options: str) -> HubMetadata:
-    return HubMetadata(parse_source_options({"connectionString": conn, **options}, True))
+    return HubMetadata(parse_options({"connectionString": conn, **options}, Use.STREAM_READ))
 
 
 def test_properties_of_every_partition_are_read_and_cached(
@@ -217,7 +218,7 @@ def test_a_new_receiver_does_not_wait_for_a_management_request(
 
     conn = eventhubs_emulator.connection_string("test")
     send(conn, ["a", "b"], partition_id="1")
-    config = parse_source_options({"connectionString": conn}, True)
+    config = parse_options({"connectionString": conn}, Use.STREAM_READ)
     eventhubs_emulator.add_fault(Fault("delay", link="management", delay=30.0, times=None))
     receiver = PositionedReceiver(config, "1", 0)
     try:
@@ -239,7 +240,7 @@ def test_a_parked_receiver_that_spins_after_the_service_vanishes_is_closed(
 
     conn = eventhubs_emulator.connection_string("test")
     send(conn, ["a"], partition_id="0")
-    config = parse_source_options({"connectionString": conn, "receiverIdleTimeout": "1h"}, True)
+    config = parse_options({"connectionString": conn, "receiverIdleTimeout": "1h"}, Use.STREAM_READ)
     receiver = PositionedReceiver(config, "0", 0)
     try:
         assert receiver.first_event(timeout=5.0) is not None
@@ -300,13 +301,6 @@ def test_clients_of_one_connection_share_its_credential_and_token(
 ) -> None:
     # Every receiver and management call builds a client. A managed identity credential per
     # client fetched a token from the identity endpoint for each of them.
-    from pysparksources._core.legacy_options import Options
-    from pysparksources.eventhubs._connection import (
-        CONNECTION_OPTIONS,
-        SECRET_OPTIONS,
-        parse_connection,
-    )
-
     endpoint = _TokenEndpoint()
     monkeypatch.setenv("IDENTITY_ENDPOINT", endpoint.url)
     monkeypatch.setenv("IDENTITY_HEADER", "local-test")
@@ -315,9 +309,7 @@ def test_clients_of_one_connection_share_its_credential_and_token(
         "eventHubName": "test",
         "auth": "managedIdentity",
     }
-    connection = parse_connection(
-        Options("pyeventhub", raw, CONNECTION_OPTIONS, secrets=SECRET_OPTIONS)
-    )
+    connection = parse_options(raw, Use.STREAM_READ).connection
     try:
         for _ in range(3):
             client = connection.consumer_client("$Default", use_tls=False)  # the emulator

@@ -9,8 +9,10 @@ from collections.abc import Iterator
 import pytest
 from azure.eventhub import EventData
 
+from pysparksources._core.option_table import Use
 from pysparksources.eventhubs._receivers import PositionedReceiver, acquire, close_all, release
-from pysparksources.eventhubs.options import SourceConfig, parse_source_options
+from pysparksources.eventhubs.config import SourceConfig
+from pysparksources.eventhubs.options import parse_options
 from pysparksources_emulator import EventHubsEmulator, Fault
 from support.eventhubs import send
 
@@ -26,7 +28,7 @@ def _no_cached_receivers() -> Iterator[None]:
 
 
 def _config(conn: str, **options: str) -> SourceConfig:
-    return parse_source_options({"connectionString": conn, **options}, True)
+    return parse_options({"connectionString": conn, **options}, Use.STREAM_READ)
 
 
 def _read(receiver: PositionedReceiver, until: int) -> list[int]:

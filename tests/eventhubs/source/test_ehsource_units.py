@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from pysparksources._core.option_table import Use
 from pysparksources.errors import OptionError
 from pysparksources.eventhubs._admission import TriggerGate, next_end, split_limit
+from pysparksources.eventhubs._option_table import TABLE
 from pysparksources.eventhubs._positions import (
     END,
     START,
@@ -19,7 +21,8 @@ from pysparksources.eventhubs._positions import (
     parse_position,
     parse_positions,
 )
-from pysparksources.eventhubs.options import parse_source_options
+from pysparksources.eventhubs.config import SourceConfig
+from pysparksources.eventhubs.options import parse_options
 from pysparksources.eventhubs.planning import (
     EventHubPartition,
     java_string_hash,
@@ -32,8 +35,8 @@ from support.paths import DOCS
 CONN = "Endpoint=sb://127.0.0.1:5672;SharedAccessKeyName=k;SharedAccessKey=SECRETKEY42;EntityPath=h"
 
 
-def config(**options: str) -> object:
-    return parse_source_options({"connectionString": CONN, **options}, streaming=True)
+def config(**options: str) -> SourceConfig:
+    return parse_options({"connectionString": CONN, **options}, Use.STREAM_READ)
 
 
 def test_split_proportional_floor_and_small_partition_not_starved() -> None:
@@ -110,7 +113,7 @@ def test_balanced_hash_spreads_consecutive_partitions_round_robin() -> None:
 
 def test_plan_splits_large_ranges_and_orders_by_slot() -> None:
     cfg = config(maxEventsPerPartition="4", partitionPreferredLocationStrategy="BalancedHash")
-    planned = plan_partitions(cfg, {"0": (0, 10), "1": (5, 5), "2": (3, 4)}, 3)  # type: ignore[arg-type]
+    planned = plan_partitions(cfg, {"0": (0, 10), "1": (5, 5), "2": (3, 4)}, 3)
     assert sorted((p.partition_id, p.start, p.until) for p in planned) == [
         ("0", 0, 3),
         ("0", 3, 6),
@@ -121,7 +124,7 @@ def test_plan_splits_large_ranges_and_orders_by_slot() -> None:
 
 
 def test_scala_aliases_and_iso_durations() -> None:
-    cfg = parse_source_options(
+    cfg = parse_options(
         {
             "eventhubs.connectionString": CONN,
             "eventhubs.consumerGroup": "cg1",
@@ -130,7 +133,7 @@ def test_scala_aliases_and_iso_durations() -> None:
                 '{"offset": "-1", "seqNo": -1, "enqueuedTime": null, "isInclusive": true}'
             ),
         },
-        streaming=True,
+        Use.STREAM_READ,
     )
     assert cfg.consumer_group == "cg1"
     assert cfg.receiver_timeout_s == 30
@@ -188,11 +191,11 @@ def test_receiver_buffer_takes_a_size() -> None:
 
 def test_secret_never_in_errors_or_repr() -> None:
     with pytest.raises(OptionError) as err:
-        parse_source_options({"connectionString": "SharedAccessKey=SECRETKEY42"}, streaming=True)
+        parse_options({"connectionString": "SharedAccessKey=SECRETKEY42"}, Use.STREAM_READ)
     assert "SECRETKEY42" not in str(err.value)
     with pytest.raises(OptionError) as err2:
-        parse_source_options(
-            {"connectionString": CONN, "eventhubs.connectionString": CONN}, streaming=True
+        parse_options(
+            {"connectionString": CONN, "eventhubs.connectionString": CONN}, Use.STREAM_READ
         )
     assert "SECRETKEY42" not in str(err2.value)
     assert "SECRETKEY42" not in repr(config())
@@ -246,7 +249,7 @@ def test_plan_min_partitions_splits_in_proportion_and_max_still_caps() -> None:
     assert split_counts({"0": 3}, None, 8) == {"0": 3}  # never a piece of no events
     assert split_counts({"0": 1000, "1": 10}, None, 2) == {"0": 1, "1": 1}  # already enough
     assert split_counts({"0": 100, "1": 100}, 10, 4) == {"0": 10, "1": 10}  # max wins
-    planned = plan_partitions(config(minPartitions="4"), {"0": (10, 20), "1": (0, 10)}, 2)  # type: ignore[arg-type]
+    planned = plan_partitions(config(minPartitions="4"), {"0": (10, 20), "1": (0, 10)}, 2)
     ranges = sorted((p.partition_id, p.start, p.until) for p in planned)
     assert ranges == [("0", 10, 15), ("0", 15, 20), ("1", 0, 5), ("1", 5, 10)]
 
@@ -278,9 +281,66 @@ def test_trigger_bounds_and_partitions_parse() -> None:
     cfg = config(
         minEventsPerTrigger="5", maxEventsPerTrigger="8", maxTriggerDelay="3s", partitions=" 2, 0"
     )
-    assert (cfg.min_events_per_trigger, cfg.max_events_per_trigger) == (5, 8)  # type: ignore[attr-defined]
-    assert cfg.max_trigger_delay_s == 3.0  # type: ignore[attr-defined]
-    assert cfg.partitions == ("0", "2")  # type: ignore[attr-defined]
-    assert config(minEventsPerTrigger="5").max_trigger_delay_s == 900.0  # type: ignore[attr-defined]
+    assert (cfg.min_events_per_trigger, cfg.max_events_per_trigger) == (5, 8)
+    assert cfg.max_trigger_delay_s == 3.0
+    assert cfg.partitions == ("0", "2")
+    assert config(minEventsPerTrigger="5").max_trigger_delay_s == 900.0
     with pytest.raises(OptionError, match="minEventsPerTrigger"):
-        parse_source_options({"connectionString": CONN, "minEventsPerTrigger": "5"}, False)
+        parse_options({"connectionString": CONN, "minEventsPerTrigger": "5"}, Use.BATCH_READ)
+
+
+@pytest.mark.parametrize(
+    ("options", "use", "where"),
+    [
+        ({"endingPosition": "end"}, Use.STREAM_READ, "spark.read"),
+        ({"eventhubs.endingPositions": '{"0": "end"}'}, Use.STREAM_READ, "spark.read"),
+        ({"maxEventsPerTrigger": "5"}, Use.BATCH_READ, "spark.readStream"),
+        ({"minEventsPerTrigger": "5"}, Use.BATCH_READ, "spark.readStream"),
+        ({"maxTriggerDelay": "1m"}, Use.BATCH_READ, "spark.readStream"),
+        ({"maxRetries": "3"}, Use.STREAM_READ, "df.writeStream and df.write"),
+        ({"stampBatchId": "true"}, Use.BATCH_READ, "df.writeStream and df.write"),
+        ({"consumerGroup": "cg"}, Use.STREAM_WRITE, "spark.readStream and spark.read"),
+    ],
+)
+def test_an_option_given_where_it_does_not_apply_names_where_it_does(
+    options: dict[str, str], use: Use, where: str
+) -> None:
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    schema = StructType([StructField("body", StringType())])
+    with pytest.raises(OptionError) as err:
+        parse_options({"connectionString": CONN, **options}, use, schema)
+    (given,) = options
+    assert str(err.value) == f"pyeventhub: option '{given}' applies only to {where}"
+    assert "SECRETKEY42" not in str(err.value)
+
+
+def test_read_options_of_either_kind_pass_where_spark_asks_for_the_schema() -> None:
+    # At load() a stream and a batch read look the same: each reader checks its own kind.
+    both = parse_options(
+        {"connectionString": CONN, "endingPosition": "end", "maxEventsPerTrigger": "5"}, Use.READ
+    )
+    assert both.max_events_per_trigger == 5 and both.ending == END
+
+
+def test_defaults_come_from_the_option_table() -> None:
+    stream, batch = config(), parse_options({"connectionString": CONN}, Use.BATCH_READ)
+    assert stream.max_trigger_delay_s == 900.0  # "15m"
+    assert (stream.starting, batch.starting) == (END, START)  # "@latest" / "start"
+    assert (stream.receiver_timeout_s, stream.operation_timeout_s) == (60.0, 300.0)
+    assert (stream.prefetch, stream.receive_batch_size) == (500, 500)
+    assert stream.buffer_bytes == 64 * 1024 * 1024 and stream.consumer_group == "$Default"
+    for option, value in (
+        ("maxTriggerDelay", stream.max_trigger_delay_s),
+        ("receiverTimeout", stream.receiver_timeout_s),
+        ("operationTimeout", stream.operation_timeout_s),
+        ("prefetchCount", stream.prefetch),
+        ("receiverBufferBytes", stream.buffer_bytes),
+        ("receiverIdleTimeout", stream.idle_timeout_s),
+        ("partitionInfoCacheInterval", stream.info_cache_s),
+        ("failOnDataLoss", stream.fail_on_data_loss),
+    ):
+        declared = next(o for o in TABLE.options if o.name == option)
+        assert declared.default_value(Use.STREAM_READ) == value, option
+    starting = next(o for o in TABLE.options if o.name == "startingPosition")
+    assert starting.default_value(Use.BATCH_READ) == batch.starting

@@ -17,6 +17,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pysparksources.errors import MalformedRecordError
+from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs._avro_schema import AvroType
 
 __all__ = [
@@ -235,7 +237,7 @@ def _shape(avro: AvroType) -> Shaper:
             if _matches(value, branch):
                 plain = value[1] if isinstance(value, tuple) else value
                 return {f"member{i}": shapes[i](plain)}
-        raise ValueError(f"value {value!r} matches no branch of the union")
+        raise MalformedRecordError(NAME, f"value {value!r} matches no branch of the union")
 
     return pick
 

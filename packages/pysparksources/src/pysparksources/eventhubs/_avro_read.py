@@ -20,6 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pysparksources._core.arrow import spark_arrow_schema
+from pysparksources.errors import MalformedRecordError, PySparkSourcesError, SchemaRegistryError
+from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs._avro_arrow import (
     arrow_type,
     finish,
@@ -31,17 +33,12 @@ from pysparksources.eventhubs._avro_schema import parse_avro_schema
 from pysparksources.eventhubs._schema_registry import schema_by_id, schema_id_of
 
 if TYPE_CHECKING:
-    from pysparksources.eventhubs._body_format import BodyFormat
-    from pysparksources.eventhubs.options import SourceConfig
+    from pysparksources.eventhubs.config import BodyFormat, SourceConfig
 
-__all__ = ["BadRecordError", "decode_batch", "read_arrow_schema"]
+__all__ = ["decode_batch", "read_arrow_schema"]
 
 _DECODERS: dict[BodyFormat, _Decoder] = {}
 _LOCK = threading.Lock()
-
-
-class BadRecordError(ValueError):
-    """An event's body does not decode with mode=FAILFAST."""
 
 
 def read_arrow_schema(body: BodyFormat) -> pa.Schema:
@@ -85,8 +82,9 @@ class _Decoder:
             return None
         schema_id = schema_id_of(content_type)
         if schema_id is None:
-            raise ValueError(
-                f"content type {content_type!r} names no schema id (expected avro/binary+<id>)"
+            raise MalformedRecordError(
+                NAME,
+                f"content type {content_type!r} names no schema id (expected avro/binary+<id>)",
             )
         writer = self._writers.get(schema_id)
         if writer is None:
@@ -98,7 +96,7 @@ class _Decoder:
     def decode(self, body: bytes | None, content_type: str | None) -> Any:
         writer = self._writer(content_type)
         if body is None:
-            raise ValueError("the event has no body")
+            raise MalformedRecordError(NAME, "the event has no body")
         stream = io.BytesIO(body)
         value = self._read(
             stream,
@@ -109,7 +107,7 @@ class _Decoder:
         )
         left = len(body) - stream.tell()
         if left:
-            raise ValueError(f"{left} bytes are left after the record")
+            raise MalformedRecordError(NAME, f"{left} bytes are left after the record")
         return self.shaper(value) if self.shaper is not None else value
 
 
@@ -122,16 +120,15 @@ def _decoder(body: BodyFormat) -> _Decoder:
 
 
 def _describe_error(error: Exception) -> str:
-    text = str(error)
+    text = error.detail if isinstance(error, PySparkSourcesError) else str(error)
     return (f"{type(error).__name__}: {text}" if text else type(error).__name__)[:500]
 
 
 def decode_batch(
     config: SourceConfig, batch: pa.RecordBatch, content_types: list[Any]
 ) -> pa.RecordBatch:
-    """``batch`` (plain read schema) with ``body`` decoded; bad events handled per ``mode``."""
-    from pysparksources.eventhubs._schema_registry import RegistryError
-
+    """``batch`` (plain read schema) with ``body`` decoded; bad events handled per ``mode``
+    (FAILFAST: :class:`MalformedRecordError` naming the first bad event)."""
     body = config.body
     decoder = _decoder(body)
     bodies = batch.column(0).to_pylist()
@@ -141,14 +138,14 @@ def decode_batch(
         try:
             values.append(decoder.decode(raw, content_type))
             errors.append(None)
-        except RegistryError:
+        except SchemaRegistryError:
             raise  # the registry is unreachable or refuses us: not the event's fault
         except Exception as error:
             values.append(None)
             errors.append(_describe_error(error))
     bad = [i for i, e in enumerate(errors) if e is not None]
     if bad and not body.drops_bad and body.mode == "FAILFAST":
-        raise BadRecordError(_failfast_message(config, batch, bad, errors))
+        raise MalformedRecordError(NAME, _failfast_message(config, batch, bad, errors))
     if bad and body.bad_records_path is not None:
         _write_bad_records(config, batch, bad, errors, content_types)
     decoded = finish(pa.array(values, type=decoder.raw_type), decoder.avro)
@@ -176,7 +173,7 @@ def _failfast_message(
     partition = batch.column(1)[first].as_py()
     sequence = batch.column(3)[first].as_py()
     return (
-        f"pyeventhub: the body of event sequenceNumber {sequence} in partition {partition} of "
+        f"the body of event sequenceNumber {sequence} in partition {partition} of "
         f"{config.connection.describe()} does not decode as Avro ({errors[first]}); "
         f"{len(bad)} of {batch.num_rows} events in this chunk do not. Set mode=PERMISSIVE "
         "(null body, error in columnNameOfCorruptRecord), mode=DROPMALFORMED or badRecordsPath "
@@ -219,21 +216,3 @@ def _write_bad_records(
     name = f"{config.connection.event_hub}-{partition}-{first}.json"
     with fs.open(f"{root.rstrip('/')}/{name}", "w") as f:
         f.write("\n".join(lines) + "\n")
-
-
-def check_read_schema(body: BodyFormat, schema: Any) -> None:
-    """A ``.schema(...)`` given to an Avro read must be the one avroSchema gives (query start;
-    Spark does not show a user schema to the data source at load())."""
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    from pysparksources.errors import OptionError
-    from pysparksources.eventhubs.options import NAME
-
-    expected = from_arrow_schema(read_arrow_schema(body))
-    if schema.simpleString() != expected.simpleString():
-        raise OptionError.invalid(
-            NAME,
-            "avroSchema",
-            f"the read schema given with .schema() is {schema.simpleString()}, but avroSchema "
-            f"reads as {expected.simpleString()}; drop .schema() or make them match",
-        ).with_traceback(None)

@@ -15,8 +15,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from pysparksources.errors import SchemaError
+from pysparksources.eventhubs import NAME
+
 __all__ = [
-    "AvroSchemaError",
     "AvroType",
     "canonical_schema_text",
     "parse_avro_schema",
@@ -34,10 +36,6 @@ _PRIMITIVE_DDL = {
     "string": "string",
 }
 _NAMED = ("record", "error", "enum", "fixed")
-
-
-class AvroSchemaError(ValueError):
-    """An Avro schema that is not valid JSON, not valid Avro, or has no Spark type."""
 
 
 @dataclass
@@ -75,11 +73,11 @@ class AvroType:
 
 
 def parse_avro_schema(text: str) -> tuple[Any, AvroType]:
-    """The schema as JSON and as a resolved :class:`AvroType`; AvroSchemaError if invalid."""
+    """The schema as JSON and as a resolved :class:`AvroType`; SchemaError if invalid."""
     try:
         document = json.loads(text)
     except (TypeError, ValueError) as e:
-        raise AvroSchemaError(f"not valid JSON ({e})") from None
+        raise SchemaError(NAME, f"not valid JSON ({e})") from None
     return document, _Resolver().resolve(document, None)
 
 
@@ -99,8 +97,8 @@ class _Resolver:
         if isinstance(node, list):
             return AvroType("union", branches=[self.resolve(b, namespace) for b in node])
         if not isinstance(node, dict) or "type" not in node:
-            raise AvroSchemaError(
-                f"expected a type name, a list or an object with 'type': {node!r}"
+            raise SchemaError(
+                NAME, f"expected a type name, a list or an object with 'type': {node!r}"
             )
         kind = node["type"]
         if isinstance(kind, (dict, list)):
@@ -117,7 +115,7 @@ class _Resolver:
             return AvroType("map", items=self.resolve(node.get("values"), namespace))
         if kind in _NAMED:
             return self._named(node, kind, namespace, logical)
-        raise AvroSchemaError(f"unknown Avro type {kind!r}")
+        raise SchemaError(NAME, f"unknown Avro type {kind!r}")
 
     def _decimal(self, result: AvroType, node: dict[str, Any]) -> None:
         precision, scale = node.get("precision"), node.get("scale", 0)
@@ -126,9 +124,9 @@ class _Resolver:
             or not isinstance(scale, int)
             or not 0 <= scale <= precision
         ):
-            raise AvroSchemaError(f"decimal needs 0 <= scale <= precision: {node!r}")
+            raise SchemaError(NAME, f"decimal needs 0 <= scale <= precision: {node!r}")
         if precision > 38:
-            raise AvroSchemaError(f"decimal precision {precision} exceeds Spark's maximum of 38")
+            raise SchemaError(NAME, f"decimal precision {precision} exceeds Spark's maximum of 38")
         result.precision, result.scale = precision, scale
 
     def _reference(self, name: str, namespace: str | None) -> AvroType:
@@ -137,19 +135,19 @@ class _Resolver:
         full = name if "." in name or not namespace else f"{namespace}.{name}"
         for candidate in (full, name):
             if candidate in self.open:
-                raise AvroSchemaError(
-                    f"record {candidate} contains itself; Spark has no recursive types"
+                raise SchemaError(
+                    NAME, f"record {candidate} contains itself; Spark has no recursive types"
                 )
             if candidate in self.named:
                 return self.named[candidate]
-        raise AvroSchemaError(f"unknown type name {name!r}")
+        raise SchemaError(NAME, f"unknown type name {name!r}")
 
     def _named(
         self, node: dict[str, Any], kind: str, namespace: str | None, logical: str | None
     ) -> AvroType:
         name = node.get("name")
         if not isinstance(name, str) or not name:
-            raise AvroSchemaError(f"a {kind} needs a name: {node!r}")
+            raise SchemaError(NAME, f"a {kind} needs a name: {node!r}")
         space = node.get("namespace", namespace)
         full = name if "." in name or not space else f"{space}.{name}"
         inner_space = full.rpartition(".")[0] or None
@@ -157,23 +155,23 @@ class _Resolver:
         if kind == "enum":
             symbols = node.get("symbols")
             if not isinstance(symbols, list) or not all(isinstance(s, str) for s in symbols):
-                raise AvroSchemaError(f"enum {full} needs a list of symbols")
+                raise SchemaError(NAME, f"enum {full} needs a list of symbols")
             result.symbols = tuple(symbols)
         elif kind == "fixed":
             size = node.get("size")
             if not isinstance(size, int) or size < 0:
-                raise AvroSchemaError(f"fixed {full} needs a size")
+                raise SchemaError(NAME, f"fixed {full} needs a size")
             result.size = size
             if logical == "decimal":
                 self._decimal(result, node)
         else:
             fields = node.get("fields")
             if not isinstance(fields, list):
-                raise AvroSchemaError(f"record {full} needs a list of fields")
+                raise SchemaError(NAME, f"record {full} needs a list of fields")
             self.open.add(full)
             for item in fields:
                 if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-                    raise AvroSchemaError(f"record {full} has a field without a name: {item!r}")
+                    raise SchemaError(NAME, f"record {full} has a field without a name: {item!r}")
                 result.fields.append((item["name"], self.resolve(item.get("type"), inner_space)))
             self.open.discard(full)
         self.named[full] = result
@@ -203,7 +201,7 @@ def spark_ddl(avro: AvroType) -> str:
         return _PRIMITIVE_DDL[kind]
     if kind == "record":
         if not avro.fields:
-            raise AvroSchemaError(f"record {avro.name} has no fields; Spark has no empty struct")
+            raise SchemaError(NAME, f"record {avro.name} has no fields; Spark has no empty struct")
         return "struct<" + ", ".join(f"{_quote(n)}: {spark_ddl(t)}" for n, t in avro.fields) + ">"
     if kind == "array":
         assert avro.items is not None

@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from pysparksources.errors import MalformedRecordError, PySparkSourcesError, SchemaError
+from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs._avro_arrow import avro_shaper, spark_type
 from pysparksources.eventhubs._avro_schema import canonical_schema_text, parse_avro_schema
 
 if TYPE_CHECKING:
-    from pysparksources.eventhubs._body_format import BodyFormat
+    from pysparksources.eventhubs.config import BodyFormat
 
 __all__ = ["derive_avro_schema", "encode_bodies", "schema_mismatch", "with_schema_id"]
 
@@ -71,7 +73,7 @@ def _avro_of(arrow: pa.DataType, record: str, namespace: str) -> Any:
         return {"type": "array", "items": _nullable(item, record, namespace)}
     if pa.types.is_map(arrow):
         if not pa.types.is_string(arrow.key_type):
-            raise ValueError(f"map keys must be strings for Avro, not {arrow.key_type}")
+            raise SchemaError(NAME, f"map keys must be strings for Avro, not {arrow.key_type}")
         return {"type": "map", "values": _nullable(arrow.item_field, record, namespace)}
     if pa.types.is_struct(arrow):
         inner = f"{namespace}.{record}" if namespace else record
@@ -84,7 +86,7 @@ def _avro_of(arrow: pa.DataType, record: str, namespace: str) -> Any:
             document["namespace"] = namespace
         document["fields"] = fields
         return document
-    raise ValueError(f"Spark type {arrow} has no Avro equivalent")
+    raise SchemaError(NAME, f"Arrow type {arrow} has no Avro equivalent")
 
 
 def _nullable(field: pa.Field, record: str, namespace: str) -> Any:
@@ -93,7 +95,8 @@ def _nullable(field: pa.Field, record: str, namespace: str) -> Any:
 
 
 def derive_avro_schema(body: pa.DataType) -> str:
-    """to_avro's schema for a body column of Arrow type ``body`` (compact JSON)."""
+    """to_avro's schema for a body column of Arrow type ``body`` (compact JSON); SchemaError
+    when a type in it has no Avro equivalent."""
     return canonical_schema_text(_avro_of(body, "topLevelRecord", ""))
 
 
@@ -134,22 +137,27 @@ def _encoder(schema_json: str) -> _Encoder:
 def encode_bodies(
     body: BodyFormat, column: pa.Array, first_row: int
 ) -> tuple[list[bytes], str | None]:
-    """Each row's Avro bytes and the events' content type (with a registry), or ValueError
-    naming the task's row that does not encode."""
+    """Each row's Avro bytes and the events' content type (with a registry), or
+    MalformedRecordError naming the task's row that does not encode."""
     assert body.schema_json is not None
     encoder = _encoder(body.schema_json)
     encoded = []
     for i, value in enumerate(column.to_pylist()):
         if value is None:
-            raise ValueError(f"pyeventhub: row {first_row + i} of the task has a null body")
+            raise MalformedRecordError(NAME, f"row {first_row + i} of the task has a null body")
         try:
             encoded.append(encoder.encode(value))
         except Exception as error:
-            raise ValueError(
-                f"pyeventhub: row {first_row + i} of the task does not encode with avroSchema: "
-                f"{type(error).__name__}: {error}"
+            raise MalformedRecordError(
+                NAME,
+                f"row {first_row + i} of the task does not encode with avroSchema: "
+                f"{type(error).__name__}: {_detail(error)}",
             ) from None
     return encoded, body.content_type
+
+
+def _detail(error: Exception) -> str:
+    return error.detail if isinstance(error, PySparkSourcesError) else str(error)
 
 
 def with_schema_id(body: BodyFormat) -> BodyFormat:
@@ -163,6 +171,10 @@ def with_schema_id(body: BodyFormat) -> BodyFormat:
         return body
     fullname = parse_avro_schema(body.schema_json)[1].name
     if fullname is None:
-        raise ValueError("pyeventhub: the schema registry stores record schemas only")
+        raise SchemaError(
+            NAME,
+            "the schema registry stores record schemas only: make the body column a struct "
+            "(or avroSchema a record)",
+        )
     schema_id = schema_id_for(body.registry, fullname, body.schema_json)
     return replace(body, content_type=f"{AVRO_CONTENT_TYPE}+{schema_id}")

@@ -1,147 +1,53 @@
-"""How event bodies are read and written: raw bytes, or Avro (with or without Schema Registry).
+"""The body options of the parser: raw bytes, or Avro (with or without Schema Registry).
 
-Standard library only (plus the option parser): the data source's ``schema()`` validates these
-options at ``load()`` and builds the read schema from ``avroSchema`` without fastavro or the
-Azure SDK. The reader and writer keep the parsed :class:`BodyFormat` (picklable) in their
-configs, so executors decode and encode with what the driver validated.
+Part of the option parser (driver only; ``options.parse_options`` calls it): standard library
+and the option toolkit only, so the data source's ``schema()`` validates these options at
+``load()`` and builds the read schema from ``avroSchema`` without fastavro or the Azure SDK.
+The result, a :class:`~pysparksources.eventhubs.config.BodyFormat`, travels in the reader's
+and writer's configs, so executors decode and encode with what the driver validated.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from pysparksources._core.legacy_options import Options
-from pysparksources.errors import OptionError
+from pysparksources._core.options import Options
+from pysparksources.errors import OptionError, SchemaError
+from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs._avro_schema import (
-    AvroSchemaError,
     canonical_schema_text,
     parse_avro_schema,
     spark_ddl,
 )
+from pysparksources.eventhubs._option_table import (
+    AUTH,
+    AVRO_ONLY_READ,
+    AVRO_ONLY_WRITE,
+    BAD_RECORDS_PATH,
+    CLIENT_ID,
+    CLIENT_SECRET,
+    COLUMN_NAME_OF_CORRUPT_RECORD,
+    MODE,
+    READ_AVRO_SCHEMA,
+    READ_BODY_FORMAT,
+    REGISTRY_AUTH,
+    REGISTRY_AUTH_KINDS,
+    REGISTRY_AUTHORITY_HOST,
+    REGISTRY_AUTO_REGISTER,
+    REGISTRY_CONNECTION_VERIFY,
+    REGISTRY_GROUP,
+    REGISTRY_NAMESPACE,
+    REGISTRY_OPTIONS,
+    TENANT_ID,
+    WRITE_AVRO_SCHEMA,
+    WRITE_BODY_FORMAT,
+)
 from pysparksources.eventhubs._schema import READ_SCHEMA_DDL
+from pysparksources.eventhubs.config import BodyFormat, RegistryConfig
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping
+__all__ = ["parse_body_format", "read_schema_ddl"]
 
-__all__ = [
-    "BINARY",
-    "BODY_SINK_OPTIONS",
-    "BODY_SOURCE_OPTIONS",
-    "MODES",
-    "BodyFormat",
-    "RegistryConfig",
-    "parse_body_format",
-    "read_schema_ddl",
-]
-
-_REGISTRY_OPTIONS: dict[str, tuple[str, str]] = {
-    "schemaRegistry.fullyQualifiedNamespace": (
-        "unset",
-        "Azure Schema Registry namespace (<namespace>.servicebus.windows.net): event content "
-        "types avro/binary+<schema id> name the writer's schema, fetched once per id",
-    ),
-    "schemaRegistry.group": ("unset", "the registry's schema group (required for the sink)"),
-    "schemaRegistry.auth": (
-        "inferred",
-        "servicePrincipal, managedIdentity or defaultAzureCredential (the registry takes Entra ID "
-        "only); default: auth if it is one of these, servicePrincipal with clientSecret, else "
-        "defaultAzureCredential; uses tenantId, clientId, clientSecret",
-    ),
-    "schemaRegistry.authorityHost": (
-        "login.microsoftonline.com",
-        "Entra ID authority for the registry's credential (sovereign or private clouds)",
-    ),
-    "schemaRegistry.connectionVerify": (
-        "the system's CA certificates",
-        "path to a PEM CA bundle that verifies the registry's and the authority's TLS "
-        "certificates (TLS-inspecting proxies, private CAs)",
-    ),
-}
-
-# name -> (default shown in the docs, meaning); merged into the source's and sink's tables.
-BODY_SOURCE_OPTIONS: dict[str, tuple[str, str]] = {
-    "bodyFormat": ("binary", "binary (body column as bytes) or avro (body decoded into a struct)"),
-    "avroSchema": (
-        "unset",
-        "Avro schema (JSON) of the bodies; the reader's schema when the registry names the "
-        "writer's; required with bodyFormat=avro",
-    ),
-    "mode": (
-        "FAILFAST",
-        "an event whose body does not decode: FAILFAST fails the query naming hub, partition "
-        "and sequence number; PERMISSIVE keeps it with a null body and fills "
-        "columnNameOfCorruptRecord; DROPMALFORMED drops it",
-    ),
-    "columnNameOfCorruptRecord": (
-        "_corrupt_record",
-        "PERMISSIVE only: column struct<body binary, error string>, null for good events",
-    ),
-    "badRecordsPath": (
-        "unset",
-        "folder (any fsspec URL) where events that do not decode are written as JSON lines "
-        "(metadata, base64 body, error) and skipped; overrides mode",
-    ),
-    **_REGISTRY_OPTIONS,
-}
-
-BODY_SINK_OPTIONS: dict[str, tuple[str, str]] = {
-    "bodyFormat": (
-        "binary",
-        "binary (body column is string or binary) or avro (body encoded as Avro)",
-    ),
-    "avroSchema": (
-        "derived from the body column",
-        "Avro schema (JSON) to encode with; unset: derived from the body column like to_avro",
-    ),
-    **_REGISTRY_OPTIONS,
-    "schemaRegistry.autoRegisterSchemas": (
-        "false",
-        "register the schema in the group when it is not there yet (else the query fails)",
-    ),
-}
-
-MODES = ("FAILFAST", "PERMISSIVE", "DROPMALFORMED")
-_REGISTRY_AUTH = ("servicePrincipal", "managedIdentity", "defaultAzureCredential")
-
-
-@dataclass(frozen=True)
-class RegistryConfig:
-    """One Azure Schema Registry and its Entra ID credential; secrets kept out of ``repr``."""
-
-    namespace: str
-    group: str | None
-    auth: str
-    tenant_id: str | None = None
-    client_id: str | None = None
-    client_secret: str | None = field(default=None, repr=False)
-    authority_host: str | None = None
-    connection_verify: str | None = None
-    auto_register: bool = False
-
-    def describe(self) -> str:
-        return f"schema registry {self.namespace}" + (f" group {self.group}" if self.group else "")
-
-
-@dataclass(frozen=True)
-class BodyFormat:
-    """What the body column holds and, for Avro, how bad events are handled."""
-
-    avro: bool = False
-    schema_json: str | None = None  # compact JSON of avroSchema
-    mode: str = "FAILFAST"
-    corrupt_column: str = "_corrupt_record"
-    bad_records_path: str | None = None
-    registry: RegistryConfig | None = None
-    content_type: str | None = None  # the sink's avro/binary+<schema id>, set at query start
-
-    @property
-    def drops_bad(self) -> bool:
-        return self.bad_records_path is not None or self.mode == "DROPMALFORMED"
-
-
-BINARY = BodyFormat()
+_COLUMNS = [part.strip().split(" ", 1)[0] for part in READ_SCHEMA_DDL.split(", ")]
 
 
 def _require(module: str, option: str, extra: str) -> None:
@@ -149,96 +55,101 @@ def _require(module: str, option: str, extra: str) -> None:
         "." in module and importlib.util.find_spec(module) is None
     ):
         raise OptionError.unsupported(
-            "pyeventhub",
+            NAME,
             option,
             f"needs {module}, not installed here: pip install 'pysparksources[{extra}]'",
         )
 
 
-def _schema_text(options: Options, required: bool) -> str | None:
-    text = options.raw("avroSchema")
+def _schema_text(opts: Options, sink: bool) -> str | None:
+    option = WRITE_AVRO_SCHEMA if sink else READ_AVRO_SCHEMA
+    text = opts.get(option)
     if text is None:
-        if required:
-            raise options.error(
-                "avroSchema", "required with bodyFormat=avro: the Avro schema (JSON) of the bodies"
+        if not sink:
+            raise opts.required(
+                option, "bodyFormat=avro needs the Avro schema (JSON) of the bodies"
             )
         return None
     try:
         document, parsed = parse_avro_schema(text)
         spark_ddl(parsed)
-    except AvroSchemaError as e:
-        raise options.error("avroSchema", f"an Avro schema in JSON; {e}") from None
+    except SchemaError as error:
+        raise opts.error(option, f"an Avro schema in JSON; {error.detail}") from None
     return canonical_schema_text(document)
 
 
-def _registry(options: Options, sink: bool) -> RegistryConfig | None:
-    namespace = options.string("schemaRegistry.fullyQualifiedNamespace")
+def _registry(opts: Options, sink: bool) -> RegistryConfig | None:
+    namespace = opts.get(REGISTRY_NAMESPACE)
     if namespace is None:
-        for name in _REGISTRY_OPTIONS:
-            if options.has(name):
-                raise options.error(name, "needs schemaRegistry.fullyQualifiedNamespace")
+        for option in REGISTRY_OPTIONS:
+            if opts.has(option):
+                raise opts.error(option, f"needs {REGISTRY_NAMESPACE.name}")
         return None
     host = namespace.strip().removeprefix("https://").rstrip("/")
     if not host or "/" in host or ";" in host:
-        raise options.error(
-            "schemaRegistry.fullyQualifiedNamespace",
-            "expected a host name such as myns.servicebus.windows.net",
+        raise opts.error(
+            REGISTRY_NAMESPACE, "expected a host name such as myns.servicebus.windows.net"
         )
-    group = options.string("schemaRegistry.group")
-    if sink and not (group or "").strip():
-        raise options.error("schemaRegistry.group", "required to write with a schema registry")
-    given = (options.raw("auth") or "").strip().lower()
-    default = next((kind for kind in _REGISTRY_AUTH if kind.lower() == given), None)
-    if default is None:
-        default = "servicePrincipal" if options.has("clientSecret") else "defaultAzureCredential"
-    auth = options.choice("schemaRegistry.auth", default, _REGISTRY_AUTH)
+    group = (opts.get(REGISTRY_GROUP) or "").strip() or None
+    if sink and group is None:
+        raise opts.required(REGISTRY_GROUP, "the schema group to write to with a schema registry")
+    auth = opts.get(REGISTRY_AUTH)
+    if auth is None:  # the hub's auth when the registry takes it, else from the credentials
+        given = (opts.raw(AUTH) or "").strip().lower()
+        auth = next((kind for kind in REGISTRY_AUTH_KINDS if kind.lower() == given), None)
+    if auth is None:
+        auth = "servicePrincipal" if opts.has(CLIENT_SECRET) else "defaultAzureCredential"
     if auth == "servicePrincipal":
-        for name in ("tenantId", "clientId", "clientSecret"):
-            if not options.has(name):
-                raise options.error(name, "required for the schema registry with servicePrincipal")
-    authority = options.string("schemaRegistry.authorityHost")
+        for option in (TENANT_ID, CLIENT_ID, CLIENT_SECRET):
+            if not opts.has(option):
+                raise opts.required(
+                    option, "the schema registry's servicePrincipal credential needs it"
+                )
+    authority = opts.get(REGISTRY_AUTHORITY_HOST)
     if authority is not None and not authority.strip().startswith("https://"):
         authority = "https://" + authority.strip()
     return RegistryConfig(
         namespace=host,
-        group=(group or "").strip() or None,
+        group=group,
         auth=auth,
-        tenant_id=options.string("tenantId"),
-        client_id=options.string("clientId"),
-        client_secret=options.string("clientSecret"),
+        tenant_id=opts.get(TENANT_ID),
+        client_id=opts.get(CLIENT_ID),
+        client_secret=opts.get(CLIENT_SECRET),
         authority_host=authority,
-        connection_verify=options.string("schemaRegistry.connectionVerify"),
-        auto_register=sink and options.boolean("schemaRegistry.autoRegisterSchemas", False),
+        connection_verify=opts.get(REGISTRY_CONNECTION_VERIFY),
+        auto_register=sink and opts.value(REGISTRY_AUTO_REGISTER),
     )
 
 
-def parse_body_format(options: Options, sink: bool) -> BodyFormat:
-    """Validate the body options of a reader (``sink=False``) or writer; OptionError if bad."""
-    avro = options.choice("bodyFormat", "binary", ("binary", "avro")) == "avro"
-    table = BODY_SINK_OPTIONS if sink else BODY_SOURCE_OPTIONS
+def parse_body_format(opts: Options, sink: bool) -> BodyFormat:
+    """The body options of a reader (``sink=False``) or writer; OptionError if one is bad."""
+    avro = opts.value(WRITE_BODY_FORMAT if sink else READ_BODY_FORMAT) == "avro"
     if not avro:
-        for name in table:
-            if name != "bodyFormat" and options.has(name):
-                raise options.error(name, "only with bodyFormat=avro")
-        return BINARY
-    _require("fastavro", "bodyFormat", "avro")
-    schema = _schema_text(options, required=not sink)
-    registry = _registry(options, sink)
-    if registry is not None:
-        _require("azure.schemaregistry", "schemaRegistry.fullyQualifiedNamespace", "schemaregistry")
-    if sink:
-        return BodyFormat(avro=True, schema_json=schema, registry=registry)
-    mode = options.choice("mode", "FAILFAST", MODES)
-    corrupt = options.string("columnNameOfCorruptRecord", "_corrupt_record") or ""
-    if options.has("columnNameOfCorruptRecord") and mode != "PERMISSIVE":
-        raise options.error("columnNameOfCorruptRecord", "only with mode=PERMISSIVE")
-    if not corrupt.strip() or corrupt.lower() in {n.lower() for n in _COLUMNS}:
-        raise options.error(
-            "columnNameOfCorruptRecord", "a column name not used by the read schema"
+        for option in AVRO_ONLY_WRITE if sink else AVRO_ONLY_READ:
+            if opts.has(option):
+                raise opts.error(option, "only with bodyFormat=avro")
+        return BodyFormat(
+            avro=False,
+            schema_json=None,
+            mode=opts.value(MODE),
+            corrupt_column=opts.value(COLUMN_NAME_OF_CORRUPT_RECORD),
+            bad_records_path=None,
+            registry=None,
         )
-    bad_path = options.string("badRecordsPath")
+    _require("fastavro", READ_BODY_FORMAT.name, "avro")
+    schema = _schema_text(opts, sink)
+    registry = _registry(opts, sink)
+    if registry is not None:
+        _require("azure.schemaregistry", REGISTRY_NAMESPACE.name, "schemaregistry")
+    mode = opts.value(MODE)  # a writer's: the default, never given
+    corrupt = opts.value(COLUMN_NAME_OF_CORRUPT_RECORD)
+    if opts.has(COLUMN_NAME_OF_CORRUPT_RECORD) and mode != "PERMISSIVE":
+        raise opts.error(COLUMN_NAME_OF_CORRUPT_RECORD, "only with mode=PERMISSIVE")
+    if not corrupt.strip() or corrupt.lower() in {n.lower() for n in _COLUMNS}:
+        raise opts.error(COLUMN_NAME_OF_CORRUPT_RECORD, "a column name not used by the read schema")
+    bad_path = opts.get(BAD_RECORDS_PATH)
     if bad_path is not None and not bad_path.strip():
-        raise options.error("badRecordsPath", "a folder path or fsspec URL")
+        raise opts.error(BAD_RECORDS_PATH, "a folder path or fsspec URL")
     return BodyFormat(
         avro=True,
         schema_json=schema,
@@ -247,9 +158,6 @@ def parse_body_format(options: Options, sink: bool) -> BodyFormat:
         bad_records_path=bad_path.strip() if bad_path else None,
         registry=registry,
     )
-
-
-_COLUMNS = [part.strip().split(" ", 1)[0] for part in READ_SCHEMA_DDL.split(", ")]
 
 
 def read_schema_ddl(body: BodyFormat) -> str:
@@ -262,16 +170,3 @@ def read_schema_ddl(body: BodyFormat) -> str:
     if body.mode == "PERMISSIVE" and body.bad_records_path is None:
         ddl += f", `{body.corrupt_column}` struct<body: binary, error: string>"
     return ddl
-
-
-def body_format_from_raw(raw: Mapping[str, str]) -> BodyFormat:
-    """The source's body options alone, for ``DataSource.schema()`` at ``load()``."""
-    from pysparksources.eventhubs.options import NAME, SOURCE_OPTIONS
-
-    names = {
-        n.lower() for n in (*BODY_SOURCE_OPTIONS, "auth", "tenantId", "clientId", "clientSecret")
-    }
-    picked = {k: v for k, v in raw.items() if str(k).lower() in names}
-    return parse_body_format(
-        Options(NAME, picked, SOURCE_OPTIONS, secrets=("clientSecret",)), False
-    )

@@ -5,7 +5,8 @@ and its management calls have no deadline: without a reply they wait forever. So
 here borrows a client that no other call holds, runs on a thread of its own, and hands the
 client back only if the call answered within the deadline. A call that did not is abandoned:
 its client is closed by its thread once the SDK returns and is never used again, the caller
-gets :class:`ManagementTimeout` at once, and the next call takes or builds a fresh client.
+gets :class:`~pysparksources.errors.ServiceTimeoutError` at once, and the next call takes or
+builds a fresh client.
 """
 
 from __future__ import annotations
@@ -15,15 +16,14 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar, cast
 
-__all__ = ["ManagementCalls", "ManagementTimeout"]
+from pysparksources.errors import ServiceTimeoutError
+from pysparksources.eventhubs import NAME
+
+__all__ = ["ManagementCalls"]
 
 log = logging.getLogger(__name__)
 C = TypeVar("C")
 T = TypeVar("T")
-
-
-class ManagementTimeout(TimeoutError):
-    """The calls did not all answer within the deadline (they are abandoned, not waited for)."""
 
 
 class _Run(Generic[C, T]):
@@ -85,17 +85,18 @@ class ManagementCalls(Generic[C]):
 
     def run(self, calls: Sequence[Callable[[C], T]]) -> list[T]:
         """Every call's result, in order; raises the first call's error, or
-        :class:`ManagementTimeout` when they are not all done within the deadline."""
+        :class:`ServiceTimeoutError` when they are not all done within the deadline (they are
+        abandoned, not waited for)."""
         if not calls:
             return []
         work: _Run[C, T] = _Run(calls)
         for n in range(min(self._parallel, len(calls))):
             threading.Thread(
-                target=self._work, args=(work,), daemon=True, name=f"pyeventhub-management-{n}"
+                target=self._work, args=(work,), daemon=True, name=f"{NAME}-management-{n}"
             ).start()
         if not work.done.wait(self._timeout_s):
             work.abandon()
-            raise ManagementTimeout(f"not answered within {self._timeout_s:g}s")
+            raise ServiceTimeoutError(NAME, f"not answered within {self._timeout_s:g}s")
         if work.error is not None:
             raise work.error
         return cast("list[T]", work.results)  # every slot was filled

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
-from pysparksources.eventhubs._management import ManagementCalls, ManagementTimeout
+from pysparksources.errors import ServiceTimeoutError
+from pysparksources.eventhubs import NAME
+from pysparksources.eventhubs._management import ManagementCalls
 from pysparksources.eventhubs._positions import Position
 from pysparksources.eventhubs._receivers import PositionedReceiver
-from pysparksources.eventhubs.options import SourceConfig
+from pysparksources.eventhubs.config import SourceConfig
 
 __all__ = ["HubMetadata", "PartitionInfo"]
 
@@ -146,7 +148,7 @@ class HubMetadata:
     def _speculator(self) -> ThreadPoolExecutor:
         with self._lock:
             if self._speculating is None:
-                self._speculating = ThreadPoolExecutor(1, "pyeventhub-metadata-guess")
+                self._speculating = ThreadPoolExecutor(1, f"{NAME}-metadata-guess")
             return self._speculating
 
     def _store(self, infos: dict[str, PartitionInfo], started: float) -> None:
@@ -162,7 +164,7 @@ class HubMetadata:
             if self._refreshing is not None:
                 return
             if self._refresher is None:
-                self._refresher = ThreadPoolExecutor(1, "pyeventhub-metadata-refresh")
+                self._refresher = ThreadPoolExecutor(1, f"{NAME}-metadata-refresh")
             started = time.monotonic()
             self._refreshing = self._refresher.submit(self._fetch, False)
         self._refreshing.add_done_callback(lambda done: self._refreshed(done, started))
@@ -174,17 +176,18 @@ class HubMetadata:
         if error is None:
             self._store(done.result(), started)
         else:  # past the grace period the query thread fetches itself and fails if it must
-            log.warning("pyeventhub: refreshing partition info failed: %s", error)
+            log.warning("%s: refreshing partition info failed: %s", NAME, error)
 
     def _bounded(self, calls: Sequence[Callable[[Any], T]], what: str) -> list[T]:
         """The calls' results, failing after operationTimeout: the SDK's management calls have
         no deadline of their own, so a service that never answers would stall the query."""
         try:
             return self._calls.run(calls)
-        except ManagementTimeout:
-            raise TimeoutError(
-                f"pyeventhub: reading {what} of {self._config.connection.describe()} took longer "
-                f"than operationTimeout ({self._config.operation_timeout_s:g}s)"
+        except ServiceTimeoutError:
+            raise ServiceTimeoutError(
+                NAME,
+                f"reading {what} of {self._config.connection.describe()} took longer than "
+                f"operationTimeout ({self._config.operation_timeout_s:g}s)",
             ) from None
 
     def resolve(self, positions: dict[str, Position]) -> dict[str, int]:
@@ -204,7 +207,7 @@ class HubMetadata:
                 resolved[pid] = known
         if searches:
             workers = min(len(searches), _PARALLEL_CALLS)
-            with ThreadPoolExecutor(workers, "pyeventhub-resolve") as pool:
+            with ThreadPoolExecutor(workers, f"{NAME}-resolve") as pool:
                 found = {pid: pool.submit(self._search, pid, p) for pid, p in searches.items()}
                 resolved.update({pid: future.result() for pid, future in found.items()})
         return {pid: resolved[pid] for pid in positions}
@@ -221,12 +224,13 @@ class HubMetadata:
             receiver.close()
         if first is None:
             # Starting at the end instead would skip the events the partition holds there.
-            raise TimeoutError(
-                f"pyeventhub: finding {position.describe()} in partition {pid} of "
+            raise ServiceTimeoutError(
+                NAME,
+                f"finding {position.describe()} in partition {pid} of "
                 f"{self._config.connection.describe()} took longer than operationTimeout "
                 f"({limit:g}s): the partition holds events at or after it, but none arrived "
                 "(the service, its link or the credential answer slowly); raise "
-                "operationTimeout or retry"
+                "operationTimeout or retry",
             )
         return int(first.sequence_number)
 
@@ -246,7 +250,7 @@ def _partition_info_or_none(client: Any, pid: str) -> PartitionInfo | None:
     try:
         return _partition_info(client, pid)
     except Exception:
-        log.debug("pyeventhub: properties of expected partition %s not read", pid, exc_info=True)
+        log.debug("%s: properties of expected partition %s not read", NAME, pid, exc_info=True)
         return None
 
 

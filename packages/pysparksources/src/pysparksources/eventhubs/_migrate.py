@@ -19,16 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from pysparksources._core.checkpoint import Checkpoint, OffsetEntry
-from pysparksources.errors import CheckpointError
+from pysparksources.errors import CheckpointError, MigrationError
+from pysparksources.eventhubs import NAME
 
-__all__ = ["Migration", "MigrationError", "parse_connector_offset", "plan_migration", "run"]
+__all__ = ["Migration", "parse_connector_offset", "plan_migration", "run"]
 
 PREFIX = "migrate-checkpoint"
 HubSeqNos = dict[str, dict[str, int]]
-
-
-class MigrationError(Exception):
-    """The checkpoint cannot be migrated as asked; the message says why and what to do."""
 
 
 def parse_connector_offset(text: str) -> HubSeqNos | None:
@@ -89,24 +86,28 @@ def _choose_index(entry: OffsetEntry, index: int | None) -> int:
         if not looks_like:
             shown = "; ".join(f"{i}: {_shorten(s or '-', 60)}" for i, s in enumerate(entry.sources))
             raise MigrationError(
+                NAME,
                 f"no source of {where} has an Event Hubs offset "
-                f'{{"<hub>": {{"<partition>": <seqNo>}}}} (sources {shown})'
+                f'{{"<hub>": {{"<partition>": <seqNo>}}}} (sources {shown})',
             )
         raise MigrationError(
+            NAME,
             f"sources {_ids(looks_like)} of {where} all look like Event Hubs offsets "
-            "(a Kafka source's offsets look the same); choose one with --source-index"
+            "(a Kafka source's offsets look the same); choose one with --source-index",
         )
     if not 0 <= index < count:
         raise MigrationError(
+            NAME,
             f"--source-index {index}: the query of this checkpoint has {count} source(s) "
-            f"(indexes 0..{count - 1})"
+            f"(indexes 0..{count - 1})",
         )
     line = entry.sources[index]
     if line is None or parse_connector_offset(line) is None:
         hint = f"; sources that look like one: {_ids(looks_like)}" if looks_like else ""
         raise MigrationError(
+            NAME,
             f"source {index} of {where} is not an Event Hubs offset "
-            f'{{"<hub>": {{"<partition>": <seqNo>}}}}: {_shorten(line or "-")}{hint}'
+            f'{{"<hub>": {{"<partition>": <seqNo>}}}}: {_shorten(line or "-")}{hint}',
         )
     return index
 
@@ -114,11 +115,14 @@ def _choose_index(entry: OffsetEntry, index: int | None) -> int:
 def _choose_hub(offset: HubSeqNos, hub: str | None, source: str) -> str:
     if hub is not None:
         if hub not in offset:
-            raise MigrationError(f"hub {hub!r} is not in {source} (it names {', '.join(offset)})")
+            raise MigrationError(
+                NAME, f"hub {hub!r} is not in {source} (it names {', '.join(offset)})"
+            )
         return hub
     if len(offset) > 1:
         raise MigrationError(
-            f"{source} names several hubs ({', '.join(sorted(offset))}); choose one with --hub"
+            NAME,
+            f"{source} names several hubs ({', '.join(sorted(offset))}); choose one with --hub",
         )
     return next(iter(offset))
 
@@ -129,8 +133,9 @@ def _partition_warnings(migration: Migration, partition_count: int | None, hub_n
         beyond = sorted(p for p in named if p >= partition_count)
         if beyond:
             raise MigrationError(
+                NAME,
                 f"the checkpoint names partition(s) {_ids(map(str, beyond))} of {hub_named} "
-                f"but --partition-count is {partition_count}"
+                f"but --partition-count is {partition_count}",
             )
         expected = set(range(partition_count))
     else:
@@ -143,7 +148,7 @@ def _partition_warnings(migration: Migration, partition_count: int | None, hub_n
     if missing:
         migration.warnings.append(
             f"the checkpoint does not name partition(s) {_ids(map(str, missing))} of "
-            f"{hub_named}: pyeventhub starts them at its startingPosition option "
+            f"{hub_named}: {NAME} starts them at its startingPosition option "
             "(readStream default @latest: only events sent after the query starts; "
             "startingPosition=start reads them from their first retained event)"
         )
@@ -169,13 +174,14 @@ def _index_without_commit(
     if len(candidates) == 1:
         return candidates[0]
     raise MigrationError(
+        NAME,
         f"no committed batch in {location} (no batch planned) and "
         + (
             f"several sources kept initial positions ({_ids(map(str, candidates))}); "
             "choose one with --source-index"
             if candidates
             else "no source kept Event Hubs initial positions in sources/<index>/0"
-        )
+        ),
     )
 
 
@@ -187,7 +193,7 @@ def plan_migration(
 ) -> Migration:
     """Read ``location`` and say where a pyeventhub query continues the Scala one."""
     if partition_count is not None and partition_count < 1:
-        raise MigrationError(f"--partition-count {partition_count}: expected 1 or more")
+        raise MigrationError(NAME, f"--partition-count {partition_count}: expected 1 or more")
     checkpoint = Checkpoint(location)
     planned = checkpoint.batch_ids("offsets")
     committed = checkpoint.last_committed()
@@ -208,9 +214,10 @@ def plan_migration(
         initial = checkpoint.source_initial_log(index)
         if initial is None or parse_connector_offset(initial) is None:
             raise MigrationError(
+                NAME,
                 f"no committed batch in {location} ({_planned(planned)}) and no Event Hubs "
-                f"initial positions in sources/{index}/0: start the pyeventhub query with "
-                "the startingPosition(s) the Scala query used"
+                f"initial positions in sources/{index}/0: start the {NAME} query with "
+                "the startingPosition(s) the Scala query used",
             )
         text = initial
         source = f"the initial positions of source {index} (sources/{index}/0)"
@@ -236,8 +243,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             hub=args.hub,
             partition_count=args.partition_count,
         )
-    except (CheckpointError, MigrationError) as error:
-        print(f"{PREFIX}: error: {error}", file=stderr)
+    except CheckpointError as error:  # MigrationError too; the command's prefix replaces ours
+        print(f"{PREFIX}: error: {error.detail}", file=stderr)
         return 1
     except OSError as error:
         print(f"{PREFIX}: error: cannot read {args.checkpoint}: {error}", file=stderr)

@@ -1,4 +1,4 @@
-"""Starting and ending positions: parsing the JSON options and the Scala connector's forms.
+"""Starting and ending positions (and partition lists): the options' grammars, Scala's forms.
 
 A position is parsed on the driver at query start (errors name the option) and resolved to a
 sequence number against the partition's properties; offsets and enqueued times need one
@@ -12,11 +12,18 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-__all__ = ["Position", "PositionError", "parse_position", "parse_positions"]
+__all__ = [
+    "Position",
+    "PositionError",
+    "parse_partition_ids",
+    "parse_position",
+    "parse_positions",
+]
 
 
 class PositionError(ValueError):
-    """A position the option parser turns into an OptionError (message says what is accepted)."""
+    """A position (or partition list) the option parser turns into an OptionError; the message
+    says what is accepted."""
 
 
 ACCEPTED = (
@@ -155,3 +162,15 @@ def parse_positions(text: str) -> dict[str, Position]:
         else:
             raise PositionError(f"partition {pid}: expected a position object")
     return result
+
+
+def parse_partition_ids(text: str) -> tuple[str, ...]:
+    """``0,2``: partition ids separated by commas, each once, sorted numerically."""
+    accepted = "expected partition ids separated by commas, such as 0,2"
+    items = [item.strip() for item in text.split(",")]
+    if not all(_is_partition_id(item) for item in items):
+        raise PositionError(accepted)
+    ids = [str(int(item)) for item in items]
+    if len(set(ids)) != len(ids):
+        raise PositionError(accepted + ", each once")
+    return tuple(sorted(ids, key=int))

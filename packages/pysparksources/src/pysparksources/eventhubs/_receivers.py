@@ -21,10 +21,11 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
-from pysparksources.eventhubs.options import SourceConfig
+from pysparksources.errors import ServiceTimeoutError
+from pysparksources.eventhubs import NAME
+from pysparksources.eventhubs.config import SourceConfig
 
 __all__ = [
-    "DataLossError",
     "PositionedReceiver",
     "acquire",
     "close_all",
@@ -48,10 +49,6 @@ _SPIN_STRIKES = 2
 _CACHE: dict[tuple[object, ...], PositionedReceiver] = {}
 _LOCK = threading.Lock()
 _REAPER: threading.Thread | None = None
-
-
-class DataLossError(RuntimeError):
-    """Events of a planned range expired (retention) before they were read."""
 
 
 def _event_bytes(event: Any) -> int:
@@ -247,11 +244,12 @@ class PositionedReceiver:
             try:
                 events = self.next_events(self.config.receiver_timeout_s)
             except TimeoutError:
-                raise TimeoutError(
-                    f"pyeventhub: no event from {self.config.connection.describe()} partition "
+                raise ServiceTimeoutError(
+                    NAME,
+                    f"no event from {self.config.connection.describe()} partition "
                     f"{self.partition_id} within receiverTimeout "
-                    f"({self.config.receiver_timeout_s}s) while reading sequence numbers "
-                    f"{self.next_seq}..{until - 1}"
+                    f"({self.config.receiver_timeout_s:g}s) while reading sequence numbers "
+                    f"{self.next_seq}..{until - 1}",
                 ) from None
             # A reconnecting SDK may redeliver: drop what this receiver already passed.
             events = [e for e in events if e.sequence_number >= self.next_seq]
@@ -354,9 +352,10 @@ def reap_once() -> list[PositionedReceiver]:
     for key, receiver in stale.items():
         if key in spinning:
             log.warning(
-                "pyeventhub: closed the parked receiver of partition %s of %s: it used CPU "
+                "%s: closed the parked receiver of partition %s of %s: it used CPU "
                 "without receiving (the connection to Event Hubs is lost and the SDK retries "
                 "in a tight loop); the next batch opens a new one",
+                NAME,
                 receiver.partition_id,
                 receiver.config.connection.describe(),
             )

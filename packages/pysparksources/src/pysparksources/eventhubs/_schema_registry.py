@@ -12,20 +12,19 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from pysparksources.eventhubs._body_format import RegistryConfig
+from pysparksources.errors import SchemaRegistryError
+from pysparksources.eventhubs import NAME
 
-__all__ = ["AVRO_CONTENT_TYPE", "RegistryError", "schema_by_id", "schema_id_for", "schema_id_of"]
+if TYPE_CHECKING:
+    from pysparksources.eventhubs.config import RegistryConfig
+
+__all__ = ["AVRO_CONTENT_TYPE", "schema_by_id", "schema_id_for", "schema_id_of"]
 
 AVRO_CONTENT_TYPE = "avro/binary"
 _LOCK = threading.Lock()
 _CLIENTS: dict[tuple[Any, ...], Any] = {}
 _SCHEMAS: dict[tuple[str, str], str] = {}
 _IDS: dict[tuple[str, str, str, str], str] = {}
-
-
-class RegistryError(RuntimeError):
-    """The registry refused a request or does not hold the schema."""
 
 
 def schema_id_of(content_type: str | None) -> str | None:
@@ -86,11 +85,11 @@ def _client(config: RegistryConfig) -> Any:
         return client
 
 
-def _failed(config: RegistryConfig, what: str, error: Exception) -> RegistryError:
+def _failed(config: RegistryConfig, what: str, error: Exception) -> SchemaRegistryError:
     reason = getattr(error, "reason", None) or type(error).__name__
     status = getattr(error, "status_code", None)
     detail = f"HTTP {status} {reason}" if status else f"{type(error).__name__}: {error}"
-    return RegistryError(f"pyeventhub: {config.describe()}: {what} failed ({detail})")
+    return SchemaRegistryError(NAME, f"{config.describe()}: {what} failed ({detail})")
 
 
 def schema_by_id(config: RegistryConfig, schema_id: str) -> str:
@@ -105,8 +104,8 @@ def schema_by_id(config: RegistryConfig, schema_id: str) -> str:
         raise _failed(config, f"getting schema {schema_id}", error) from None
     fmt = str(getattr(schema.properties, "format", ""))
     if "avro" not in fmt.lower():
-        raise RegistryError(
-            f"pyeventhub: {config.describe()}: schema {schema_id} is {fmt}, not Avro"
+        raise SchemaRegistryError(
+            NAME, f"{config.describe()}: schema {schema_id} is {fmt}, not Avro"
         )
     with _LOCK:
         _SCHEMAS[key] = schema.definition
@@ -130,9 +129,10 @@ def schema_id_for(config: RegistryConfig, name: str, definition: str) -> str:
         from azure.core.exceptions import ResourceNotFoundError
 
         if isinstance(error, ResourceNotFoundError):
-            raise RegistryError(
-                f"pyeventhub: {config.describe()} has no schema {name} with this definition; "
-                "register it, or set schemaRegistry.autoRegisterSchemas=true"
+            raise SchemaRegistryError(
+                NAME,
+                f"{config.describe()} has no schema {name} with this definition; "
+                "register it, or set schemaRegistry.autoRegisterSchemas=true",
             ) from None
         action = "registering" if config.auto_register else "looking up"
         raise _failed(config, f"{action} schema {name}", error) from None

@@ -25,8 +25,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from pysparksources.errors import MalformedRecordError, ServiceError
+from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs._avro_write import encode_bodies
-from pysparksources.eventhubs.options import SinkConfig
+from pysparksources.eventhubs.config import SinkConfig
 
 __all__ = ["SendStats", "send_record_batches"]
 
@@ -102,14 +104,15 @@ def _send(config: SinkConfig, client: Any, batch: Any, stats: SendStats) -> None
         except Exception as error:
             if not _retryable(error) or attempt == config.max_retries:
                 _evict(config)
-                raise RuntimeError(
-                    f"pyeventhub: sending {len(batch)} events to "
-                    f"{config.connection.describe()} failed after {attempt + 1} attempt(s): "
-                    f"{type(error).__name__}: {error}"
+                raise ServiceError(
+                    NAME,
+                    f"sending {len(batch)} events to {config.connection.describe()} failed "
+                    f"after {attempt + 1} attempt(s): {type(error).__name__}: {error}",
                 ) from None
             stats.retries += 1
             log.warning(
-                "pyeventhub: send to %s failed (%s); retry %d of %d in %.1fs",
+                "%s: send to %s failed (%s); retry %d of %d in %.1fs",
+                NAME,
                 config.connection.describe(),
                 type(error).__name__,
                 attempt + 1,
@@ -143,11 +146,12 @@ def _rows(
         row = first_row + i
         body, part, key = bodies[i], parts[i], keys[i]
         if body is None:
-            raise ValueError(f"pyeventhub: row {row} of the task has a null body")
+            raise MalformedRecordError(NAME, f"row {row} of the task has a null body")
         if part is not None and key is not None:
-            raise ValueError(
-                f"pyeventhub: row {row} sets both partitionId ({part!r}) and partitionKey "
-                f"({key!r}); an event goes either to a partition or by key, not both"
+            raise MalformedRecordError(
+                NAME,
+                f"row {row} sets both partitionId ({part!r}) and partitionKey ({key!r}); an "
+                "event goes either to a partition or by key, not both",
             )
         event = EventData(body)
         if content_type is not None:
@@ -229,9 +233,10 @@ def send_record_batches(
                 batch.add(event)
             except ValueError:
                 if len(batch) == 0:
-                    raise ValueError(
-                        f"pyeventhub: row {row} is larger than one message may be "
-                        f"({batch.max_size_in_bytes} bytes)"
+                    raise MalformedRecordError(
+                        NAME,
+                        f"row {row} is larger than one message may be "
+                        f"({batch.max_size_in_bytes} bytes)",
                     ) from None
                 _send(config, client, batch, stats)
                 open_bytes -= held.pop(target, 0)

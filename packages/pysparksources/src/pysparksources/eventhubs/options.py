@@ -1,396 +1,391 @@
-"""pyeventhub's options, validated once when the query starts: the reader's, then the writer's.
+"""pyeventhub's option parser: the raw options of one use in, a SourceConfig or SinkConfig out.
 
-Both share the connection options (names, secrets, authentication) of ``_connection``. Spark
-builds readers and writers on the driver before the first batch, so a bad option, or an input
+Only the driver imports this module (through the data source); readers, writers and tasks get
+the config. The data source parses at one moment for every use (``load()`` for reads without
+``.schema(...)``, else just before the reader or writer is built), so a bad option, or an input
 column the sink cannot send, fails the query at its start, naming it, instead of inside a task.
-Scala connector names are accepted as aliases, for migration.
+The Scala connector's ``eventhubs.*`` names are aliases (see the option table).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Literal, overload
+from urllib.parse import urlparse
 
-import pyarrow as pa
-
-from pysparksources._core.legacy_options import Options
-from pysparksources.errors import OptionError
-from pysparksources.eventhubs._body_format import (
-    BINARY,
-    BODY_SINK_OPTIONS,
-    BODY_SOURCE_OPTIONS,
-    BodyFormat,
-    parse_body_format,
-    read_schema_ddl,
+from pysparksources._core.arrow import spark_arrow_schema
+from pysparksources._core.option_table import Use
+from pysparksources._core.options import Options
+from pysparksources.errors import ArgumentError, SchemaError
+from pysparksources.eventhubs import NAME
+from pysparksources.eventhubs._body_format import parse_body_format, read_schema_ddl
+from pysparksources.eventhubs._connection import EventHubConnection
+from pysparksources.eventhubs._option_table import (
+    AUTH,
+    CLIENT_ID,
+    CLIENT_SECRET,
+    CONNECTION_STRING,
+    CONSUMER_GROUP,
+    ENDING_POSITION,
+    ENDING_POSITIONS,
+    EVENT_HUB_NAME,
+    FAIL_ON_DATA_LOSS,
+    FULLY_QUALIFIED_NAMESPACE,
+    MAX_BATCH_BYTES,
+    MAX_EVENTS_PER_PARTITION,
+    MAX_EVENTS_PER_TRIGGER,
+    MAX_RETRIES,
+    MAX_TRIGGER_DELAY,
+    MIN_EVENTS_PER_TRIGGER,
+    MIN_PARTITIONS,
+    OPERATION_TIMEOUT,
+    PARTITION_INFO_CACHE_INTERVAL,
+    PARTITION_PREFERRED_LOCATION_STRATEGY,
+    PARTITIONS,
+    PREFETCH_COUNT,
+    RECEIVE_BATCH_SIZE,
+    RECEIVER_BUFFER_BYTES,
+    RECEIVER_IDLE_TIMEOUT,
+    RECEIVER_TIMEOUT,
+    RETRY_BACKOFF,
+    SEND_TIMEOUT,
+    SHARED_ACCESS_KEY,
+    SHARED_ACCESS_KEY_NAME,
+    SHARED_ACCESS_SIGNATURE,
+    STAMP_BATCH_ID,
+    STARTING_POSITION,
+    STARTING_POSITIONS,
+    TABLE,
+    TASK_STATS_PATH,
+    TENANT_ID,
+    TRANSPORT_TYPE,
+    USE_EXCLUSIVE_RECEIVER,
 )
-from pysparksources.eventhubs._connection import (
-    CONNECTION_OPTIONS,
-    SECRET_OPTIONS,
-    EventHubConnection,
-    parse_connection,
-)
-from pysparksources.eventhubs._positions import (
-    ACCEPTED,
-    END,
-    START,
-    Position,
-    PositionError,
-    parse_position,
-    parse_positions,
-)
+from pysparksources.eventhubs.config import BodyFormat, SinkConfig, SourceConfig
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    import pyarrow as pa
+    from pyspark.sql.types import StructType
 
-__all__ = [
-    "NAME",
-    "SINK_ALIASES",
-    "SINK_COLUMNS",
-    "SINK_OPTIONS",
-    "SOURCE_ALIASES",
-    "SOURCE_OPTIONS",
-    "SinkConfig",
-    "SourceConfig",
-    "parse_sink_options",
-    "parse_source_options",
-    "read_schema",
-]
+__all__ = ["SINK_COLUMNS", "parse_options", "read_schema"]
 
-NAME = "pyeventhub"
-
-# -- the reader ---------------------------------------------------------------------------
-# name -> (default shown in the docs, meaning). docs/pyeventhub-source.md lists every one.
-SOURCE_OPTIONS: dict[str, tuple[str, str]] = {
-    **CONNECTION_OPTIONS,
-    "consumerGroup": ("$Default", "consumer group to read as"),
-    "startingPosition": (
-        "@latest (streaming), start (batch)",
-        "where a NEW query starts in every partition; ignored once the checkpoint exists",
-    ),
-    "startingPositions": (
-        "unset",
-        'per-partition starting positions, JSON keyed by partition id: {"0": {"seqNo": 5}}',
-    ),
-    "endingPosition": ("@latest", "batch reads only: where to stop in every partition"),
-    "endingPositions": ("unset", "batch reads only: per-partition ending positions"),
-    "maxEventsPerTrigger": (
-        "unset (all available)",
-        "most events per micro-batch, split across partitions by backlog",
-    ),
-    "minEventsPerTrigger": (
-        "unset",
-        "hold a micro-batch back until this many events wait (over the read partitions) or "
-        "maxTriggerDelay has passed since the previous batch; ignored by AvailableNow",
-    ),
-    "maxTriggerDelay": (
-        "15m",
-        "with minEventsPerTrigger: the longest a waiting event is held back after the previous "
-        "batch",
-    ),
-    "partitions": (
-        "unset (every partition)",
-        "read only these partition ids, comma-separated: 0,2; fixed for the life of a checkpoint",
-    ),
-    "maxEventsPerPartition": (
-        "unset",
-        "split a partition's range into Spark partitions of at most this many events "
-        "(Kafka's maxRecordsPerPartition)",
-    ),
-    "minPartitions": (
-        "unset",
-        "split the largest ranges so a batch has about this many Spark partitions (Kafka's "
-        "minPartitions)",
-    ),
-    "failOnDataLoss": (
-        "true",
-        "fail when events expired before being read; false: skip to the first retained event",
-    ),
-    "receiverTimeout": ("60s", "longest wait for the next event a task knows exists"),
-    "operationTimeout": (
-        "300s",
-        "bound on metadata calls (partition ids and properties) and on finding an offset or "
-        "enqueuedTime position; past it the query fails",
-    ),
-    "prefetchCount": ("500", "events the SDK prefetches per receiver"),
-    "receiveBatchSize": ("500", "most events per SDK receive_batch call"),
-    "useExclusiveReceiver": (
-        "false",
-        "epoch (owner_level) receivers: exclusive per consumer group and partition",
-    ),
-    "partitionPreferredLocationStrategy": (
-        "Hash",
-        "Hash or BalancedHash: executor-slot key used to order the planned partitions",
-    ),
-    "receiverIdleTimeout": ("120s", "close an executor's cached receiver unused this long"),
-    "receiverBufferBytes": (
-        "67108864 (64 MiB)",
-        "most bytes of received events the cached receivers of one Python worker hold ahead "
-        "of its tasks, all partitions together (body + ~1.5 KB per event); parked receivers "
-        "fill at most half; an event larger than this is still read, one at a time",
-    ),
-    "partitionInfoCacheInterval": (
-        "1s",
-        "reuse partition properties this long on the driver (Spark polls latestOffset often); "
-        "partition ids are re-read every 30s, so a partition added to the hub is read within "
-        "half a minute",
-    ),
-    "taskStatsPath": (
-        "unset",
-        "diagnostics folder: each read task appends one JSON line (batch, partition, cache hit)",
-    ),
-    **BODY_SOURCE_OPTIONS,
-}
-
-# Scala connector name -> our name, accepted for migration (one option: giving both is an error).
-SOURCE_ALIASES: dict[str, str] = {
-    f"eventhubs.{name}": name
-    for name in (
-        "connectionString",
-        "consumerGroup",
-        "startingPosition",
-        "startingPositions",
-        "endingPosition",
-        "endingPositions",
-        "receiverTimeout",
-        "operationTimeout",
-        "prefetchCount",
-        "useExclusiveReceiver",
-        "maxEventsPerTrigger",
-    )
-}
-
-_BUFFER_BYTES = 64 * 1024 * 1024
+ReadUse = Literal[Use.STREAM_READ, Use.BATCH_READ, Use.READ]
+WriteUse = Literal[Use.STREAM_WRITE, Use.BATCH_WRITE, Use.WRITE]
 
 
-@dataclass(frozen=True)
-class SourceConfig:
-    """Everything a reader needs, validated; picklable (executors get it inside partitions)."""
+@overload
+def parse_options(
+    raw: Mapping[str, str], use: ReadUse, schema: StructType | None = None
+) -> SourceConfig: ...
+@overload
+def parse_options(raw: Mapping[str, str], use: WriteUse, schema: StructType) -> SinkConfig: ...
+@overload
+def parse_options(
+    raw: Mapping[str, str], use: Use, schema: StructType | None = None
+) -> SourceConfig | SinkConfig: ...
+def parse_options(
+    raw: Mapping[str, str], use: Use, schema: StructType | None = None
+) -> SourceConfig | SinkConfig:
+    """Validate pyeventhub's options for ``use``; raise :class:`OptionError` on the first bad one.
 
-    connection: EventHubConnection
-    consumer_group: str
-    starting: Position
-    starting_per_partition: dict[str, Position] = field(default_factory=dict)
-    ending: Position = END
-    ending_per_partition: dict[str, Position] = field(default_factory=dict)
-    max_events_per_trigger: int | None = None
-    min_events_per_trigger: int | None = None
-    max_trigger_delay_s: float = 900.0
-    partitions: tuple[str, ...] | None = None
-    max_events_per_partition: int | None = None
-    min_partitions: int | None = None
-    fail_on_data_loss: bool = True
-    receiver_timeout_s: float = 60.0
-    operation_timeout_s: float = 300.0
-    prefetch: int = 500
-    receive_batch_size: int = 500
-    exclusive: bool = False
-    locality: str = "Hash"
-    idle_timeout_s: float = 120.0
-    buffer_bytes: int = _BUFFER_BYTES
-    info_cache_s: float = 1.0
-    task_stats_path: str | None = None
-    body: BodyFormat = BINARY
-
-    def describe(self) -> str:
-        return f"pyeventhub[{self.connection.describe()}, group {self.consumer_group}]"
-
-
-def _position(options: Options, name: str, default: Position) -> Position:
-    text = options.raw(name)
-    if text is None:
-        return default
-    try:
-        return parse_position(text)
-    except PositionError as e:
-        raise options.error(name, f"{e}; expected {ACCEPTED}") from None
-
-
-def _positions(options: Options, name: str) -> dict[str, Position]:
-    text = options.raw(name)
-    if text is None:
-        return {}
-    try:
-        return parse_positions(text)
-    except PositionError as e:
-        raise options.error(
-            name, f"{e}; expected a JSON object keyed by partition id, each value {ACCEPTED}"
-        ) from None
-
-
-def _partition_ids(options: Options) -> tuple[str, ...] | None:
-    text = options.raw("partitions")
-    if text is None:
-        return None
-    accepted = "expected partition ids separated by commas, such as 0,2"
-    items = [item.strip() for item in text.split(",")]
-    if not items or not all(item.isdigit() for item in items):
-        raise options.error("partitions", accepted)
-    ids = [str(int(item)) for item in items]
-    if len(set(ids)) != len(ids):
-        raise options.error("partitions", accepted + ", each once")
-    return tuple(sorted(ids, key=int))
-
-
-def _trigger_bounds(
-    options: Options, streaming: bool | None
-) -> tuple[int | None, int | None, float]:
-    """maxEventsPerTrigger, minEventsPerTrigger and maxTriggerDelay, checked together."""
-    per_trigger = options.integer("maxEventsPerTrigger", minimum=1)
-    min_per_trigger = options.integer("minEventsPerTrigger", minimum=1)
-    for name in ("maxEventsPerTrigger", "minEventsPerTrigger", "maxTriggerDelay"):
-        if options.has(name) and streaming is False:
-            raise options.error(name, "only for readStream")
-    if options.has("maxTriggerDelay") and min_per_trigger is None:
-        raise options.error("maxTriggerDelay", "only with minEventsPerTrigger")
-    if min_per_trigger is not None and per_trigger is not None and min_per_trigger > per_trigger:
-        raise options.error(
-            "minEventsPerTrigger",
-            f"expected at most maxEventsPerTrigger ({per_trigger}): a batch holds between the two",
-        )
-    delay = options.duration_seconds("maxTriggerDelay", 900.0)
-    return per_trigger, min_per_trigger, delay
-
-
-def parse_source_options(raw: Mapping[str, str], streaming: bool | None) -> SourceConfig:
-    """Validate every reader option; raise OptionError naming the first bad one.
-
-    ``streaming`` is None when Spark asks for the schema at ``load()``, where a stream and a
-    batch read look the same: the checks that depend on it wait for the reader.
+    Reads (``use`` within ``Use.READ``) give a :class:`SourceConfig`; ``schema`` is the query's
+    ``.schema(...)``, None when Spark asks for the read's schema (``Use.READ``, where a stream
+    and a batch read look the same: the reader checks the options again for its own kind).
+    Writes give a :class:`SinkConfig` and need the input's ``schema``, whose columns are checked
+    (:class:`SchemaError` for one the sink cannot send).
     """
-    options = Options(NAME, raw, SOURCE_OPTIONS, aliases=SOURCE_ALIASES, secrets=SECRET_OPTIONS)
-    connection = parse_connection(options)
-    group = options.string("consumerGroup", "$Default")
-    if not group.strip():
-        raise options.error("consumerGroup", "expected a consumer group name")
-    if streaming is True:
-        for name in ("endingPosition", "endingPositions"):
-            if options.has(name):
-                raise options.error(name, "only for batch reads (spark.read), not readStream")
-    per_trigger, min_per_trigger, trigger_delay = _trigger_bounds(options, streaming)
-    return SourceConfig(
-        connection=connection,
-        consumer_group=group.strip(),
-        starting=_position(options, "startingPosition", END if streaming else START),
-        starting_per_partition=_positions(options, "startingPositions"),
-        ending=_position(options, "endingPosition", END),
-        ending_per_partition=_positions(options, "endingPositions"),
-        max_events_per_trigger=per_trigger,
-        min_events_per_trigger=min_per_trigger,
-        max_trigger_delay_s=trigger_delay,
-        partitions=_partition_ids(options),
-        max_events_per_partition=options.integer("maxEventsPerPartition", minimum=1),
-        min_partitions=options.integer("minPartitions", minimum=1, maximum=100_000),
-        fail_on_data_loss=options.boolean("failOnDataLoss", True),
-        receiver_timeout_s=options.duration_seconds("receiverTimeout", 60.0, 0.1, iso=True),
-        operation_timeout_s=options.duration_seconds("operationTimeout", 300.0, 0.1, iso=True),
-        prefetch=options.integer("prefetchCount", 500, minimum=1, maximum=100_000),
-        receive_batch_size=options.integer("receiveBatchSize", 500, minimum=1, maximum=100_000),
-        exclusive=options.boolean("useExclusiveReceiver", False),
-        locality=options.choice(
-            "partitionPreferredLocationStrategy", "Hash", ("Hash", "BalancedHash")
-        ),
-        idle_timeout_s=options.duration_seconds("receiverIdleTimeout", 120.0, 0.1, iso=True),
-        buffer_bytes=options.size("receiverBufferBytes", _BUFFER_BYTES),
-        info_cache_s=options.duration_seconds("partitionInfoCacheInterval", 1.0, iso=True),
-        task_stats_path=options.string("taskStatsPath"),
-        body=parse_body_format(options, sink=False),
-    )
+    opts = Options(TABLE, raw, use)
+    if use & Use.WRITE:
+        if schema is None:
+            raise ArgumentError(NAME, "a writer's options are checked with the input's schema")
+        return _sink(opts, schema)
+    return _source(opts, schema)
 
 
-def read_schema(options: Mapping[str, str]) -> str:
-    """Validate the read options at ``load()`` (no network) and give the fixed schema."""
-    config = parse_source_options(options, streaming=None)
+def read_schema(config: SourceConfig) -> str:
+    """The read schema (DDL): the Scala connector's columns, ``body`` as ``bodyFormat`` says."""
     return read_schema_ddl(config.body)
 
 
+# -- where the hub is and how to authenticate ---------------------------------------------
+def _connection(opts: Options) -> EventHubConnection:
+    """Validate the connection options; raise :class:`OptionError` naming the bad one."""
+    connection_string = opts.get(CONNECTION_STRING)
+    namespace_option = opts.get(FULLY_QUALIFIED_NAMESPACE)
+    hub_option = opts.get(EVENT_HUB_NAME)
+    websockets = opts.value(TRANSPORT_TYPE) != "amqp"
+    auth = opts.get(AUTH)
+
+    if connection_string is not None:
+        if namespace_option is not None:
+            raise opts.error(
+                FULLY_QUALIFIED_NAMESPACE,
+                "give either connectionString or fullyQualifiedNamespace with a credential, "
+                "not both",
+            )
+        if auth not in (None, "connectionString"):
+            raise opts.error(AUTH, "must be connectionString (or unset) with connectionString")
+        return _from_connection_string(opts, connection_string, hub_option, websockets)
+
+    if namespace_option is None:
+        raise opts.required(
+            CONNECTION_STRING,
+            "set connectionString, or fullyQualifiedNamespace with a credential "
+            "(sharedAccessKeyName + sharedAccessKey, sharedAccessSignature, "
+            "auth=defaultAzureCredential, servicePrincipal or managedIdentity)",
+        )
+    namespace = _namespace_host(opts, namespace_option)
+    if hub_option is None or not hub_option.strip():
+        raise opts.required(EVENT_HUB_NAME, "the Event Hub to use with fullyQualifiedNamespace")
+    connection = EventHubConnection(
+        namespace=namespace,
+        event_hub=hub_option.strip(),
+        auth=auth or _infer_auth(opts),
+        connection_string=None,
+        key_name=opts.get(SHARED_ACCESS_KEY_NAME),
+        key=opts.get(SHARED_ACCESS_KEY),
+        sas_token=opts.get(SHARED_ACCESS_SIGNATURE),
+        tenant_id=opts.get(TENANT_ID),
+        client_id=opts.get(CLIENT_ID),
+        client_secret=opts.get(CLIENT_SECRET),
+        websockets=websockets,
+    )
+    _check_credential_options(opts, connection)
+    return connection
+
+
+def _split_connection_string(text: str) -> dict[str, str] | None:
+    """``Name=value;...`` as a dict with lower-case names; None when an item has no ``=``."""
+    parts: dict[str, str] = {}
+    for item in text.split(";"):
+        if not item.strip():
+            continue
+        name, sep, value = item.partition("=")
+        if not sep:
+            return None
+        parts[name.strip().lower()] = value.strip()
+    return parts
+
+
+def _from_connection_string(
+    opts: Options, text: str, hub_option: str | None, websockets: bool
+) -> EventHubConnection:
+    parts = _split_connection_string(text) or {}
+    host = _netloc(parts.get("endpoint", ""))
+    has_key = bool(parts.get("sharedaccesskeyname")) and bool(parts.get("sharedaccesskey"))
+    if not host or not (has_key or parts.get("sharedaccesssignature")):
+        raise opts.error(
+            CONNECTION_STRING,
+            "expected 'Endpoint=sb://<namespace>/;SharedAccessKeyName=<name>;"
+            "SharedAccessKey=<key>[;EntityPath=<hub>]' or one with SharedAccessSignature=<token>",
+        )
+    entity = parts.get("entitypath")
+    hub = hub_option.strip() if hub_option else entity
+    if not hub:
+        raise opts.required(
+            EVENT_HUB_NAME, "the connection string has no EntityPath to take the hub from"
+        )
+    if entity and hub_option and entity != hub:
+        raise opts.error(
+            EVENT_HUB_NAME,
+            f"the connection string's EntityPath names hub {entity!r}; they must agree",
+        )
+    return EventHubConnection(
+        namespace=host,
+        event_hub=hub,
+        auth="connectionString",
+        connection_string=text,
+        key_name=parts.get("sharedaccesskeyname"),
+        key=None,
+        sas_token=None,
+        tenant_id=None,
+        client_id=None,
+        client_secret=None,
+        websockets=websockets,
+    )
+
+
+def _namespace_host(opts: Options, text: str) -> str:
+    value = text.strip()
+    host = _netloc(value) if "://" in value else value.rstrip("/")
+    if not host or "/" in host or ";" in host:
+        raise opts.error(
+            FULLY_QUALIFIED_NAMESPACE, "expected a host name such as myns.servicebus.windows.net"
+        )
+    return host
+
+
+def _netloc(url: str) -> str:
+    """The host[:port] of ``url``; empty when it has none or cannot be parsed (``sb://[::1``)."""
+    try:
+        parsed = urlparse(url)
+        parsed.port  # noqa: B018 -- raises ValueError for a port out of range
+    except ValueError:
+        return ""
+    return parsed.netloc
+
+
+def _infer_auth(opts: Options) -> str:
+    if opts.has(SHARED_ACCESS_SIGNATURE):
+        return "sasToken"
+    if opts.has(SHARED_ACCESS_KEY) or opts.has(SHARED_ACCESS_KEY_NAME):
+        return "sasKey"
+    if opts.has(CLIENT_SECRET) or opts.has(TENANT_ID):
+        return "servicePrincipal"
+    return "defaultAzureCredential"
+
+
+def _check_credential_options(opts: Options, connection: EventHubConnection) -> None:
+    required = {
+        "sasKey": (SHARED_ACCESS_KEY_NAME, SHARED_ACCESS_KEY),
+        "sasToken": (SHARED_ACCESS_SIGNATURE,),
+        "servicePrincipal": (TENANT_ID, CLIENT_ID, CLIENT_SECRET),
+    }.get(connection.auth, ())
+    for option in required:
+        if not opts.has(option):
+            raise opts.required(option, f"auth={connection.auth} needs it")
+
+
+# -- the reader ---------------------------------------------------------------------------
+def _trigger_bounds(opts: Options) -> tuple[int | None, int | None, float]:
+    """maxEventsPerTrigger, minEventsPerTrigger and maxTriggerDelay, checked together."""
+    per_trigger = opts.get(MAX_EVENTS_PER_TRIGGER)
+    min_per_trigger = opts.get(MIN_EVENTS_PER_TRIGGER)
+    if opts.has(MAX_TRIGGER_DELAY) and min_per_trigger is None:
+        raise opts.error(MAX_TRIGGER_DELAY, "only with minEventsPerTrigger")
+    if min_per_trigger is not None and per_trigger is not None and min_per_trigger > per_trigger:
+        raise opts.error(
+            MIN_EVENTS_PER_TRIGGER,
+            f"expected at most maxEventsPerTrigger ({per_trigger}): a batch holds between the two",
+        )
+    return per_trigger, min_per_trigger, opts.value(MAX_TRIGGER_DELAY)
+
+
+def _source(opts: Options, schema: StructType | None) -> SourceConfig:
+    connection = _connection(opts)
+    group = opts.value(CONSUMER_GROUP)
+    if not group.strip():
+        raise opts.error(CONSUMER_GROUP, "expected a consumer group name")
+    per_trigger, min_per_trigger, trigger_delay = _trigger_bounds(opts)
+    config = SourceConfig(
+        connection=connection,
+        consumer_group=group.strip(),
+        starting=opts.value(STARTING_POSITION),
+        starting_per_partition=opts.get(STARTING_POSITIONS) or {},
+        ending=opts.value(ENDING_POSITION),
+        ending_per_partition=opts.get(ENDING_POSITIONS) or {},
+        max_events_per_trigger=per_trigger,
+        min_events_per_trigger=min_per_trigger,
+        max_trigger_delay_s=trigger_delay,
+        partitions=opts.get(PARTITIONS),
+        max_events_per_partition=opts.get(MAX_EVENTS_PER_PARTITION),
+        min_partitions=opts.get(MIN_PARTITIONS),
+        fail_on_data_loss=opts.value(FAIL_ON_DATA_LOSS),
+        receiver_timeout_s=opts.value(RECEIVER_TIMEOUT),
+        operation_timeout_s=opts.value(OPERATION_TIMEOUT),
+        prefetch=opts.value(PREFETCH_COUNT),
+        receive_batch_size=opts.value(RECEIVE_BATCH_SIZE),
+        exclusive=opts.value(USE_EXCLUSIVE_RECEIVER),
+        locality=opts.value(PARTITION_PREFERRED_LOCATION_STRATEGY),
+        idle_timeout_s=opts.value(RECEIVER_IDLE_TIMEOUT),
+        buffer_bytes=opts.value(RECEIVER_BUFFER_BYTES),
+        info_cache_s=opts.value(PARTITION_INFO_CACHE_INTERVAL),
+        task_stats_path=opts.get(TASK_STATS_PATH),
+        body=parse_body_format(opts, sink=False),
+    )
+    if schema is not None and config.body.avro:
+        _check_read_schema(config.body, schema)
+    return config
+
+
+def _check_read_schema(body: BodyFormat, schema: StructType) -> None:
+    """A ``.schema(...)`` given to an Avro read must be the one avroSchema gives (Spark does
+    not show a user schema to the data source at load(), so this waits for the reader)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from pysparksources.eventhubs._avro_read import read_arrow_schema
+
+    expected = from_arrow_schema(read_arrow_schema(body)).simpleString()
+    if schema.simpleString() != expected:
+        raise SchemaError(
+            NAME,
+            f"the read schema given with .schema() is {schema.simpleString()}, but avroSchema "
+            f"reads as {expected}; drop .schema() or make them match",
+        )
+
+
 # -- the writer ---------------------------------------------------------------------------
-# name -> (default shown in the docs, meaning). The README's sink section lists every one.
-SINK_OPTIONS: dict[str, tuple[str, str]] = {
-    **CONNECTION_OPTIONS,
-    "maxBatchBytes": (
-        "the hub's maximum message size",
-        "most bytes per EventDataBatch (one AMQP message); smaller values send smaller batches",
-    ),
-    "maxRetries": ("5", "retries of a failed send (server busy, timeouts, lost connections)"),
-    "retryBackoff": ("500ms", "first wait between retries; doubles each retry, at most 30s"),
-    "sendTimeout": ("60s", "longest wait for one batch's acknowledgement"),
-    "stampBatchId": (
-        "false",
-        "add properties spark.batchId, spark.partition and spark.row to every event so "
-        "consumers can drop events a replayed batch sent again",
-    ),
-    "checkpointLocation": ("unset", "Spark's own option: the query's checkpoint (not read here)"),
-    **BODY_SINK_OPTIONS,
-    "queryName": ("unset", "Spark passes writeStream.queryName(...) as an option (not read here)"),
-}
-
-# Scala connector name -> ours, accepted for migration.
-SINK_ALIASES = {"eventhubs.connectionString": "connectionString"}
-
-# Input column -> what it may hold.
+# Input column -> what it may hold (the sink's documentation lists each one).
 SINK_COLUMNS: dict[str, str] = {
     "body": "required: string or binary; with bodyFormat=avro any type the Avro schema encodes",
     "partitionId": "optional (alias partition): the target partition, string or integer",
     "partitionKey": "optional: string; events with one key land in one partition",
     "properties": "optional: map<string,string> of application properties",
 }
+_KNOWN_COLUMNS = {"body", "partitionid", "partition", "partitionkey", "properties"}
+_LISTED_COLUMNS = 8
 
 
-@dataclass(frozen=True)
-class SinkConfig:
-    """Everything a write task needs; picklable, secrets only inside ``connection``."""
-
-    connection: EventHubConnection
-    max_batch_bytes: int | None
-    max_retries: int
-    retry_backoff_s: float
-    send_timeout_s: float
-    stamp: bool
-    partition_column: str | None
-    key_column: str | None
-    properties_column: str | None
-    body: BodyFormat = BINARY
-
-
-def _column_error(name: str, value: str, accepted: str) -> OptionError:
-    return OptionError.invalid(NAME, f"column {name}", accepted, value)
+def _columns_listing(schema: StructType) -> str:
+    """``text string, value bigint``: the input's first columns, as DDL."""
+    shown = [f"{f.name} {f.dataType.simpleString()}" for f in schema.fields[:_LISTED_COLUMNS]]
+    more = len(schema.fields) - _LISTED_COLUMNS
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "") or "none"
 
 
 def _check_columns(
-    schema: pa.Schema, avro: bool = False
+    schema: StructType, arrow: pa.Schema, avro: bool
 ) -> tuple[str | None, str | None, str | None]:
-    names = {column.name.lower(): column for column in schema}
+    """The partition, key and properties columns; SchemaError for a column the sink refuses."""
+    import pyarrow as pa
+
+    spark_types = {f.name: f.dataType.simpleString() for f in schema.fields}
+    names = {column.name.lower(): column for column in arrow}
+
+    def refuse(column: pa.Field, accepted: str) -> SchemaError:
+        kind = spark_types.get(column.name, str(column.type))
+        return SchemaError(NAME, f"input column '{column.name}' is {kind}; expected {accepted}")
+
     body = names.get("body")
     if body is None:
-        needed = "the input needs a body column " + SINK_COLUMNS["body"]
-        raise _column_error("body", "missing", needed)
+        raise SchemaError(
+            NAME,
+            f"the input has no column 'body' (its columns: {_columns_listing(schema)}); the sink "
+            "sends it as the events' bodies: string or binary, or with bodyFormat=avro any type "
+            "the Avro schema encodes",
+        )
     if not avro and not (pa.types.is_string(body.type) or pa.types.is_binary(body.type)):
-        raise _column_error("body", str(body.type), SINK_COLUMNS["body"])
-    partition = names.get("partitionid") or names.get("partition")
+        raise refuse(body, "string or binary, or bodyFormat=avro to send other types as Avro")
     if "partitionid" in names and "partition" in names:
-        raise _column_error("partition", "given twice", "use one of partitionId or partition")
+        first, second = names["partitionid"].name, names["partition"].name
+        raise SchemaError(
+            NAME,
+            f"input columns '{first}' and '{second}' both name the target partition; keep one",
+        )
+    partition = names.get("partitionid") or names.get("partition")
     if partition is not None and not (
         pa.types.is_string(partition.type) or pa.types.is_integer(partition.type)
     ):
-        raise _column_error(partition.name, str(partition.type), SINK_COLUMNS["partitionId"])
+        raise refuse(partition, "the target partition id as string or integer")
     key = names.get("partitionkey")
     if key is not None and not pa.types.is_string(key.type):
-        raise _column_error(key.name, str(key.type), SINK_COLUMNS["partitionKey"])
+        raise refuse(key, "a string partition key")
     props = names.get("properties")
     if props is not None and not (
         pa.types.is_map(props.type)
         and pa.types.is_string(props.type.key_type)
         and pa.types.is_string(props.type.item_type)
     ):
-        raise _column_error(props.name, str(props.type), SINK_COLUMNS["properties"])
-    known = {"body", "partitionid", "partition", "partitionkey", "properties"}
-    for column in schema:
-        if column.name.lower() not in known:
-            raise _column_error(
-                column.name,
-                str(column.type),
-                "unexpected input column; the sink takes body, partitionId (or partition), "
-                "partitionKey and properties -- select only those",
+        raise refuse(props, "map<string,string> of application properties")
+    for column in arrow:
+        if column.name.lower() not in _KNOWN_COLUMNS:
+            kind = spark_types.get(column.name, str(column.type))
+            raise SchemaError(
+                NAME,
+                f"input column '{column.name}' ({kind}) is not one the sink takes: it takes "
+                "body, partitionId (or partition), partitionKey and properties; select only "
+                "those",
             )
     return (
         partition.name if partition is not None else None,
@@ -399,37 +394,39 @@ def _check_columns(
     )
 
 
-def _avro_body(options: Options, body: BodyFormat, schema: pa.Schema) -> BodyFormat:
+def _avro_body(body: BodyFormat, schema: StructType, arrow: pa.Schema) -> BodyFormat:
     """The schema to encode with: avroSchema checked against the body column, or derived."""
-    from dataclasses import replace
-
     from pysparksources.eventhubs._avro_write import derive_avro_schema, schema_mismatch
 
-    column = next(c for c in schema if c.name.lower() == "body")
+    column = next(c for c in arrow if c.name.lower() == "body")
     if body.schema_json is None:
         try:
             return replace(body, schema_json=derive_avro_schema(column.type))
-        except ValueError as e:
-            raise _column_error(column.name, str(column.type), str(e)) from None
+        except SchemaError as error:
+            kind = next(f.dataType.simpleString() for f in schema.fields if f.name == column.name)
+            raise SchemaError(
+                NAME,
+                f"input column '{column.name}' is {kind}, which has no Avro schema "
+                f"({error.detail}); cast it, or give avroSchema",
+            ) from None
     mismatch = schema_mismatch(body.schema_json, column.type)
     if mismatch is not None:
-        raise options.error("avroSchema", mismatch)
+        raise SchemaError(NAME, f"{mismatch}; cast the column to that type or change avroSchema")
     return body
 
 
-def parse_sink_options(raw: Mapping[str, str], schema: pa.Schema) -> SinkConfig:
-    """Validate the options and the input schema; raise :class:`OptionError` on the first bad."""
-    options = Options(NAME, raw, SINK_OPTIONS, aliases=SINK_ALIASES, secrets=SECRET_OPTIONS)
-    connection = parse_connection(options)
-    max_bytes = options.size("maxBatchBytes", None, minimum=1024)
-    retries = options.integer("maxRetries", 5, minimum=0, maximum=100)
-    backoff = options.duration_seconds("retryBackoff", 0.5, iso=True)
-    timeout = options.duration_seconds("sendTimeout", 60.0, minimum=1, iso=True)
-    stamp = options.boolean("stampBatchId", False)
-    body = parse_body_format(options, sink=True)
-    partition, key, props = _check_columns(schema, body.avro)
+def _sink(opts: Options, schema: StructType) -> SinkConfig:
+    connection = _connection(opts)
+    max_bytes = opts.get(MAX_BATCH_BYTES)
+    retries = opts.value(MAX_RETRIES)
+    backoff = opts.value(RETRY_BACKOFF)
+    timeout = opts.value(SEND_TIMEOUT)
+    stamp = opts.value(STAMP_BATCH_ID)
+    body = parse_body_format(opts, sink=True)
+    arrow = spark_arrow_schema(schema)
+    partition, key, props = _check_columns(schema, arrow, body.avro)
     if body.avro:
-        body = _avro_body(options, body, schema)
+        body = _avro_body(body, schema, arrow)
     return SinkConfig(
         connection=connection,
         max_batch_bytes=max_bytes,

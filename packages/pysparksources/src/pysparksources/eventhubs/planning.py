@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from pyspark.sql.datasource import InputPartition
 
-from pysparksources.eventhubs.options import SourceConfig
+from pysparksources.eventhubs.config import SourceConfig
 
 __all__ = [
     "EventHubPartition",

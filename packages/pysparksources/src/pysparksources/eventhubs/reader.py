@@ -28,16 +28,23 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
+from pysparksources._core.datasource import planned_partition
 from pysparksources._core.offsets import canonical_offset, checked_ints, offset_error
 from pysparksources._core.worker_gc import freeze_imports
+from pysparksources.errors import (
+    DataLossError,
+    MalformedRecordError,
+    OptionError,
+    SchemaRegistryError,
+)
+from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs import _task_stats as task_stats
 from pysparksources.eventhubs._admission import TriggerGate, next_end
 from pysparksources.eventhubs._arrowize import to_record_batch
-from pysparksources.eventhubs._avro_read import BadRecordError, check_read_schema, decode_batch
+from pysparksources.eventhubs._avro_read import decode_batch
 from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo
-from pysparksources.eventhubs._receivers import DataLossError, PositionedReceiver, acquire, release
-from pysparksources.eventhubs._schema_registry import RegistryError
-from pysparksources.eventhubs.options import SourceConfig, parse_source_options
+from pysparksources.eventhubs._receivers import PositionedReceiver, acquire, release
+from pysparksources.eventhubs.config import SourceConfig
 from pysparksources.eventhubs.planning import EventHubPartition, plan_partitions
 
 if TYPE_CHECKING:
@@ -58,12 +65,12 @@ def _positions_of(config: SourceConfig, offset: Offset) -> dict[str, int]:
     hub = config.connection.event_hub
     if not isinstance(offset, dict) or not isinstance(offset.get(hub), dict):
         raise offset_error(
-            "pyeventhub", offset, f"is not for hub {hub!r} (a checkpoint belongs to one hub)"
+            NAME, offset, f"is not for hub {hub!r} (a checkpoint belongs to one hub)"
         )
     positions = offset[hub]
     if not all(k.isascii() and k.isdigit() for k in positions):
-        raise offset_error("pyeventhub", offset, "has a key that is not a partition id")
-    return checked_ints("pyeventhub", positions, tuple(positions), "a map of partition ids")
+        raise offset_error(NAME, offset, "has a key that is not a partition id")
+    return checked_ints(NAME, positions, tuple(positions), "a map of partition ids")
 
 
 def _offset(config: SourceConfig, positions: dict[str, int]) -> Offset:
@@ -78,9 +85,13 @@ def _iso_millis(moment: datetime) -> str:
 
 def _lost(config: SourceConfig, pid: str, first: int, retained: int) -> str:
     return (
-        f"pyeventhub: events {first}..{retained - 1} of {config.connection.describe()} "
+        f"events {first}..{retained - 1} of {config.connection.describe()} "
         f"partition {pid} expired (retention) before they were read"
     )
+
+
+def _data_lost(message: str) -> DataLossError:
+    return DataLossError(NAME, message + "; set failOnDataLoss=false to skip them")
 
 
 def _check_partition_ids(config: SourceConfig, ids: dict[str, Any]) -> None:
@@ -90,9 +101,11 @@ def _check_partition_ids(config: SourceConfig, ids: dict[str, Any]) -> None:
     if config.partitions is not None:
         unknown = sorted(set(config.partitions) - set(ids), key=int)
         if unknown:
-            raise ValueError(
-                f"pyeventhub: option 'partitions' names partition(s) {', '.join(unknown)} but "
-                f"{hub} has partitions {', '.join(ids)}"
+            raise OptionError(
+                NAME,
+                "partitions",
+                f"option 'partitions' names partition(s) {', '.join(unknown)} but {hub} has "
+                f"partitions {', '.join(ids)}",
             )
     read = set(ids) if config.partitions is None else set(config.partitions)
     for name, given in (
@@ -101,15 +114,19 @@ def _check_partition_ids(config: SourceConfig, ids: dict[str, Any]) -> None:
     ):
         unknown = sorted(set(given) - set(ids), key=int)
         if unknown:
-            raise ValueError(
-                f"pyeventhub: option '{name}' names partition(s) {', '.join(unknown)} but "
-                f"{hub} has partitions {', '.join(ids)}"
+            raise OptionError(
+                NAME,
+                name,
+                f"option '{name}' names partition(s) {', '.join(unknown)} but {hub} has "
+                f"partitions {', '.join(ids)}",
             )
         unread = sorted(set(given) - read, key=int)
         if unread:
-            raise ValueError(
-                f"pyeventhub: option '{name}' names partition(s) {', '.join(unread)} that "
-                f"option 'partitions' ({','.join(config.partitions or ())}) does not read"
+            raise OptionError(
+                NAME,
+                name,
+                f"option '{name}' names partition(s) {', '.join(unread)} that option "
+                f"'partitions' ({','.join(config.partitions or ())}) does not read",
             )
 
 
@@ -128,11 +145,13 @@ def _check_checkpoint_partitions(config: SourceConfig, positions: dict[str, int]
         return
     held = ",".join(sorted(positions, key=int))
     resume = json.dumps({pid: {"seqNo": positions[pid]} for pid in sorted(positions, key=int)})
-    raise ValueError(
-        f"pyeventhub: option 'partitions' is {','.join(config.partitions)} but the checkpoint "
-        f"reads partitions {held}; the set is fixed for the life of a checkpoint. To change "
-        f"it, start a new checkpoint with startingPositions {resume} (the checkpoint's "
-        "positions) and startingPosition for the partitions added"
+    raise OptionError(
+        NAME,
+        "partitions",
+        f"option 'partitions' is {','.join(config.partitions)} but the checkpoint reads "
+        f"partitions {held}; the set is fixed for the life of a checkpoint. To change it, "
+        f"start a new checkpoint with startingPositions {resume} (the checkpoint's positions) "
+        "and startingPosition for the partitions added",
     )
 
 
@@ -146,16 +165,13 @@ def _clamp_expired(
         if info is not None and until > start and start < info.beginning:
             message = _lost(config, pid, start, min(info.beginning, until))
             if config.fail_on_data_loss:
-                raise DataLossError(message + "; set failOnDataLoss=false to skip them")
-            log.warning("%s; skipping %d events", message, min(info.beginning, until) - start)
+                raise _data_lost(message)
+            log.warning(
+                "%s: %s; skipping %d events", NAME, message, min(info.beginning, until) - start
+            )
             start = min(info.beginning, until)
         result[pid] = (start, until)
     return result
-
-
-def _check_schema(config: SourceConfig, schema: StructType) -> None:
-    if config.body.avro:
-        check_read_schema(config.body, schema)
 
 
 def _record_batch(config: SourceConfig, events: list[Any], partition_id: str) -> pa.RecordBatch:
@@ -168,9 +184,8 @@ def _record_batch(config: SourceConfig, events: list[Any], partition_id: str) ->
 class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
     """Micro-batch reads with admission control, AvailableNow and lag reporting."""
 
-    def __init__(self, options: dict[str, str], schema: StructType) -> None:
-        self._config = parse_source_options(options, streaming=True)
-        _check_schema(self._config, schema)
+    def __init__(self, config: SourceConfig, schema: StructType | None = None) -> None:
+        self._config = config
         self._meta: HubMetadata | None = None
         self._frozen: dict[str, int] | None = None
         self._latest: dict[str, int] | None = None
@@ -287,10 +302,11 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return list(plan_partitions(self._config, ranges, len(until)))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if not isinstance(partition, EventHubPartition):
-            return iter(())  # Spark's placeholder when the plan holds no partitions
+        planned = planned_partition(partition, EventHubPartition)
+        if planned is None:
+            return iter(())
         freeze_imports()
-        return read_partition(partition)
+        return read_partition(planned)
 
     def commit(self, end: Offset) -> None:
         pass  # Event Hubs keeps events until retention; nothing to acknowledge.
@@ -303,9 +319,8 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
     """spark.read: events between startingPosition(s) and endingPosition(s) at read time."""
 
-    def __init__(self, options: dict[str, str], schema: StructType) -> None:
-        self._config = parse_source_options(options, streaming=False)
-        _check_schema(self._config, schema)
+    def __init__(self, config: SourceConfig, schema: StructType | None = None) -> None:
+        self._config = config
 
     def partitions(self) -> list[InputPartition]:
         cfg = self._config
@@ -323,10 +338,11 @@ class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
         return list(plan_partitions(cfg, ranges, len(infos)))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if not isinstance(partition, EventHubPartition):
-            return iter(())  # Spark's placeholder when the plan holds no partitions
+        planned = planned_partition(partition, EventHubPartition)
+        if planned is None:
+            return iter(())
         freeze_imports()
-        return read_partition(partition)
+        return read_partition(planned)
 
 
 def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
@@ -340,8 +356,8 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
     def on_gap(expected: int, got: int) -> None:
         message = _lost(cfg, part.partition_id, expected, got)
         if cfg.fail_on_data_loss:
-            raise DataLossError(message + "; set failOnDataLoss=false to skip them")
-        log.warning("%s; skipping %d events", message, got - expected)
+            raise _data_lost(message)
+        log.warning("%s: %s; skipping %d events", NAME, message, got - expected)
 
     attempts = 0
     buffered: list[Any] = []  # SDK batches are small; Spark's Arrow hop prefers big ones
@@ -355,7 +371,7 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
                         yield _record_batch(cfg, buffered, part.partition_id)
                         buffered = []
                 break
-            except (DataLossError, TimeoutError, BadRecordError, RegistryError):
+            except (DataLossError, TimeoutError, MalformedRecordError, SchemaRegistryError):
                 raise  # not the link's fault: reconnecting would not help
             except Exception as error:
                 # A link error the SDK gave up on: resume on a new link where this one
@@ -364,7 +380,8 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
                 if attempts > _LINK_RETRIES or receiver.next_seq is None:
                     raise
                 log.warning(
-                    "pyeventhub: receiver for %s partition %s failed (%s); reconnecting at %d",
+                    "%s: receiver for %s partition %s failed (%s); reconnecting at %d",
+                    NAME,
                     cfg.connection.describe(),
                     part.partition_id,
                     type(error).__name__,

@@ -1,7 +1,9 @@
 """pyeventhub's writers: ``writeStream.format("pyeventhub")`` and ``write.format("pyeventhub")``.
 
-Driver, query start: the writer's constructor validates options and input columns. Executors,
-each task: ``write(record_batches)`` sends the rows (see :mod:`send`) and reports counts.
+Driver, query start: the data source parses the options and checks the input columns
+(``options.parse_options``); the writer's constructor refuses overwrite and, with a schema
+registry, looks the schema up (or registers it), so a missing schema fails the query there.
+Executors, each task: ``write(record_batches)`` sends the rows (see :mod:`send`) and reports counts.
 Driver, per batch: ``commit`` only logs — the events are already stored by Event Hubs, so
 there is nothing left to make durable — and ``abort`` cannot recall events a failed batch
 already sent. When Spark replays a batch after a failure, its events are sent again: the
@@ -13,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -22,16 +24,12 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from pysparksources._core.arrow import spark_arrow_schema
 from pysparksources._core.worker_gc import freeze_imports
 from pysparksources.errors import OptionError
+from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs._avro_write import with_schema_id
-from pysparksources.eventhubs._schema_registry import RegistryError
 from pysparksources.eventhubs._send import send_record_batches
-from pysparksources.eventhubs.options import NAME, SinkConfig, parse_sink_options
-
-if TYPE_CHECKING:
-    from pyspark.sql.types import StructType
+from pysparksources.eventhubs.config import SinkConfig
 
 __all__ = ["EventHubBatchWriter", "EventHubStreamWriter", "EventsSent"]
 
@@ -47,19 +45,19 @@ class EventsSent(WriterCommitMessage):  # type: ignore[misc]
     retries: int
 
 
-def _config(options: dict[str, str], schema: StructType, overwrite: bool) -> SinkConfig:
-    try:
-        if overwrite:
-            raise OptionError.invalid(
-                NAME, "outputMode", "pyeventhub only appends events", "complete/overwrite"
-            )
-        config = parse_sink_options(options, spark_arrow_schema(schema))
-        if config.body.registry is not None:
-            config = replace(config, body=with_schema_id(config.body))
-        return config
-    except (OptionError, RegistryError) as error:
-        # Raised from here alone, so Spark's message shows our sentence, not a traceback.
-        raise (error.bare() if isinstance(error, OptionError) else error) from None
+def _start(config: SinkConfig, overwrite: bool) -> SinkConfig:
+    """The config the tasks get: refused for overwrite; with a registry, its schema id."""
+    if overwrite:
+        raise OptionError.invalid(
+            NAME,
+            "outputMode",
+            f"{NAME} only appends events: use outputMode('append') for streams and "
+            "mode('append') for df.write",
+            "complete/overwrite",
+        )
+    if config.body.registry is not None:
+        config = replace(config, body=with_schema_id(config.body))
+    return config
 
 
 def _totals(messages: Iterable[WriterCommitMessage | None]) -> tuple[int, int, int]:
@@ -72,8 +70,8 @@ def _totals(messages: Iterable[WriterCommitMessage | None]) -> tuple[int, int, i
 
 
 class _Writer:
-    def __init__(self, options: dict[str, str], schema: StructType, overwrite: bool) -> None:
-        self._config = _config(options, schema, overwrite)
+    def __init__(self, config: SinkConfig, schema: Any = None, overwrite: bool = False) -> None:
+        self._config = _start(config, overwrite)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> EventsSent:
         freeze_imports()
@@ -83,7 +81,8 @@ class _Writer:
     def _log_commit(self, messages: list[WriterCommitMessage | None], batch: str) -> None:
         events, batches, retries = _totals(messages)
         log.info(
-            "pyeventhub: %s sent %d events in %d batches (%d retried sends) to %s",
+            "%s: %s sent %d events in %d batches (%d retried sends) to %s",
+            NAME,
             batch,
             events,
             batches,
@@ -94,8 +93,9 @@ class _Writer:
     def _log_abort(self, messages: list[WriterCommitMessage | None], batch: str) -> None:
         events, _, _ = _totals(messages)
         log.warning(
-            "pyeventhub: %s aborted; %d events its finished tasks sent to %s stay in the hub "
+            "%s: %s aborted; %d events its finished tasks sent to %s stay in the hub "
             "(Event Hubs cannot recall events) and are sent again if the batch is retried",
+            NAME,
             batch,
             events,
             self._config.connection.describe(),

@@ -1,0 +1,565 @@
+"""pyeventhub's options, source and sink: the one declaration the parser, defaults and docs use.
+
+The connection options apply to every use (the same objects serve the reader and the writer);
+the others to reads, to one kind of read, or to writes. The Scala connector's ``eventhubs.*``
+names are aliases. Positions and partition lists have grammars of their own: their ``Option``
+subclasses below parse them (with :mod:`_positions`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pysparksources._core.option_table import (
+    Choice,
+    Duration,
+    Flag,
+    Integer,
+    Option,
+    OptionTable,
+    Size,
+    Text,
+    Use,
+)
+from pysparksources.eventhubs import NAME
+from pysparksources.eventhubs._positions import (
+    ACCEPTED,
+    Position,
+    PositionError,
+    parse_partition_ids,
+    parse_position,
+    parse_positions,
+)
+
+__all__ = [
+    "AUTH",
+    "AUTH_KINDS",
+    "AVRO_ONLY_READ",
+    "AVRO_ONLY_WRITE",
+    "BAD_RECORDS_PATH",
+    "CHECKPOINT_LOCATION",
+    "CLIENT_ID",
+    "CLIENT_SECRET",
+    "COLUMN_NAME_OF_CORRUPT_RECORD",
+    "CONNECTION_OPTIONS",
+    "CONNECTION_STRING",
+    "CONSUMER_GROUP",
+    "ENDING_POSITION",
+    "ENDING_POSITIONS",
+    "EVENT_HUB_NAME",
+    "FAIL_ON_DATA_LOSS",
+    "FULLY_QUALIFIED_NAMESPACE",
+    "MAX_BATCH_BYTES",
+    "MAX_EVENTS_PER_PARTITION",
+    "MAX_EVENTS_PER_TRIGGER",
+    "MAX_RETRIES",
+    "MAX_TRIGGER_DELAY",
+    "MIN_EVENTS_PER_TRIGGER",
+    "MIN_PARTITIONS",
+    "MODE",
+    "MODES",
+    "OPERATION_TIMEOUT",
+    "PARTITIONS",
+    "PARTITION_INFO_CACHE_INTERVAL",
+    "PARTITION_PREFERRED_LOCATION_STRATEGY",
+    "PREFETCH_COUNT",
+    "QUERY_NAME",
+    "READ_AVRO_SCHEMA",
+    "READ_BODY_FORMAT",
+    "RECEIVER_BUFFER_BYTES",
+    "RECEIVER_IDLE_TIMEOUT",
+    "RECEIVER_TIMEOUT",
+    "RECEIVE_BATCH_SIZE",
+    "REGISTRY_AUTH",
+    "REGISTRY_AUTHORITY_HOST",
+    "REGISTRY_AUTH_KINDS",
+    "REGISTRY_AUTO_REGISTER",
+    "REGISTRY_CONNECTION_VERIFY",
+    "REGISTRY_GROUP",
+    "REGISTRY_NAMESPACE",
+    "REGISTRY_OPTIONS",
+    "RETRY_BACKOFF",
+    "SECRET_OPTIONS",
+    "SEND_TIMEOUT",
+    "SHARED_ACCESS_KEY",
+    "SHARED_ACCESS_KEY_NAME",
+    "SHARED_ACCESS_SIGNATURE",
+    "STAMP_BATCH_ID",
+    "STARTING_POSITION",
+    "STARTING_POSITIONS",
+    "TABLE",
+    "TASK_STATS_PATH",
+    "TENANT_ID",
+    "TRANSPORT_TYPE",
+    "USE_EXCLUSIVE_RECEIVER",
+    "WRITE_AVRO_SCHEMA",
+    "WRITE_BODY_FORMAT",
+]
+
+
+def _scala(name: str) -> tuple[str, ...]:
+    """The Scala connector's name of an option, accepted as an alias for migration."""
+    return (f"eventhubs.{name}",)
+
+
+# -- values with a grammar of their own (PositionError is the ValueError Options expects) -----
+@dataclass(frozen=True, kw_only=True)
+class PositionOption(Option[Position]):
+    """One position: a word (``start``, ``@latest``) or the Scala connector's JSON object."""
+
+    def parse(self, text: str) -> Position:
+        try:
+            return parse_position(text)
+        except PositionError as error:
+            raise PositionError(f"{error}; expected {ACCEPTED}") from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PositionsOption(Option[dict[str, Position]]):
+    """Per-partition positions: a JSON object keyed by partition id."""
+
+    def parse(self, text: str) -> dict[str, Position]:
+        try:
+            return parse_positions(text)
+        except PositionError as error:
+            raise PositionError(
+                f"{error}; expected a JSON object keyed by partition id, each value {ACCEPTED}"
+            ) from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PartitionIdsOption(Option[tuple[str, ...]]):
+    """Partition ids separated by commas (``0,2``), each once; sorted numerically."""
+
+    def parse(self, text: str) -> tuple[str, ...]:
+        return parse_partition_ids(text)
+
+
+# -- where the hub is and how to authenticate (source and sink) ---------------------------
+AUTH_KINDS = (
+    "connectionString",
+    "sasKey",
+    "sasToken",
+    "defaultAzureCredential",
+    "servicePrincipal",
+    "managedIdentity",
+)
+
+CONNECTION_STRING = Text(
+    name="connectionString",
+    doc="Namespace or hub connection string (Endpoint=sb://...;SharedAccessKeyName=...;"
+    "SharedAccessKey=...[;EntityPath=hub]), plain text: never encrypted.",
+    aliases=_scala("connectionString"),
+    secret=True,
+)
+EVENT_HUB_NAME = Text(
+    name="eventHubName",
+    doc="The Event Hub; required unless the connection string has EntityPath.",
+    shown_default="EntityPath",
+)
+FULLY_QUALIFIED_NAMESPACE = Text(
+    name="fullyQualifiedNamespace",
+    doc="<namespace>.servicebus.windows.net, with a credential instead of a connection string.",
+)
+AUTH = Choice(
+    name="auth",
+    doc="connectionString, sasKey, sasToken, defaultAzureCredential, servicePrincipal or "
+    "managedIdentity.",
+    shown_default="inferred from the options given",
+    choices=AUTH_KINDS,
+)
+SHARED_ACCESS_KEY_NAME = Text(name="sharedAccessKeyName", doc="SAS policy name (auth=sasKey).")
+SHARED_ACCESS_KEY = Text(name="sharedAccessKey", doc="SAS key (auth=sasKey).", secret=True)
+SHARED_ACCESS_SIGNATURE = Text(
+    name="sharedAccessSignature",
+    doc="A ready SAS token 'SharedAccessSignature sr=...' (auth=sasToken).",
+    secret=True,
+)
+TENANT_ID = Text(name="tenantId", doc="Entra ID tenant (auth=servicePrincipal).")
+CLIENT_ID = Text(
+    name="clientId",
+    doc="Application id (servicePrincipal) or user-assigned identity (managedIdentity).",
+)
+CLIENT_SECRET = Text(
+    name="clientSecret", doc="Application secret (auth=servicePrincipal).", secret=True
+)
+TRANSPORT_TYPE = Choice(
+    name="transportType",
+    doc="amqp (port 5671) or amqpWebSockets (port 443, through proxies).",
+    default="amqp",
+    choices=("amqp", "amqpWebSockets"),
+)
+CONNECTION_OPTIONS = (
+    CONNECTION_STRING,
+    EVENT_HUB_NAME,
+    FULLY_QUALIFIED_NAMESPACE,
+    AUTH,
+    SHARED_ACCESS_KEY_NAME,
+    SHARED_ACCESS_KEY,
+    SHARED_ACCESS_SIGNATURE,
+    TENANT_ID,
+    CLIENT_ID,
+    CLIENT_SECRET,
+    TRANSPORT_TYPE,
+)
+
+# -- the reader ---------------------------------------------------------------------------
+CONSUMER_GROUP = Text(
+    name="consumerGroup",
+    doc="Consumer group to read as.",
+    default="$Default",
+    aliases=_scala("consumerGroup"),
+    uses=Use.READ,
+)
+STARTING_POSITION = PositionOption(
+    name="startingPosition",
+    doc="Where a NEW query starts in every partition; ignored once the checkpoint exists.",
+    default={Use.STREAM_READ: "@latest", Use.BATCH_READ: "start"},
+    aliases=_scala("startingPosition"),
+    uses=Use.READ,
+)
+STARTING_POSITIONS = PositionsOption(
+    name="startingPositions",
+    doc='Per-partition starting positions, JSON keyed by partition id: {"0": {"seqNo": 5}}.',
+    aliases=_scala("startingPositions"),
+    uses=Use.READ,
+)
+ENDING_POSITION = PositionOption(
+    name="endingPosition",
+    doc="Where to stop in every partition (the first event not read).",
+    default="@latest",
+    aliases=_scala("endingPosition"),
+    uses=Use.BATCH_READ,
+)
+ENDING_POSITIONS = PositionsOption(
+    name="endingPositions",
+    doc="Per-partition ending positions, JSON keyed by partition id.",
+    aliases=_scala("endingPositions"),
+    uses=Use.BATCH_READ,
+)
+MAX_EVENTS_PER_TRIGGER = Integer(
+    name="maxEventsPerTrigger",
+    doc="Most events per micro-batch, split across partitions by backlog.",
+    shown_default="unset (all available)",
+    minimum=1,
+    aliases=_scala("maxEventsPerTrigger"),
+    uses=Use.STREAM_READ,
+)
+MIN_EVENTS_PER_TRIGGER = Integer(
+    name="minEventsPerTrigger",
+    doc="Hold a micro-batch back until this many events wait (over the read partitions) or "
+    "maxTriggerDelay has passed since the previous batch; ignored by AvailableNow.",
+    minimum=1,
+    uses=Use.STREAM_READ,
+)
+MAX_TRIGGER_DELAY = Duration(
+    name="maxTriggerDelay",
+    doc="With minEventsPerTrigger: the longest a waiting event is held back after the "
+    "previous batch.",
+    default="15m",
+    uses=Use.STREAM_READ,
+)
+PARTITIONS = PartitionIdsOption(
+    name="partitions",
+    doc="Read only these partition ids, comma-separated: 0,2; fixed for the life of a checkpoint.",
+    shown_default="unset (every partition)",
+    uses=Use.READ,
+)
+MAX_EVENTS_PER_PARTITION = Integer(
+    name="maxEventsPerPartition",
+    doc="Split a partition's range into Spark partitions of at most this many events "
+    "(Kafka's maxRecordsPerPartition).",
+    minimum=1,
+    uses=Use.READ,
+)
+MIN_PARTITIONS = Integer(
+    name="minPartitions",
+    doc="Split the largest ranges so a batch has about this many Spark partitions (Kafka's "
+    "minPartitions).",
+    minimum=1,
+    maximum=100_000,
+    uses=Use.READ,
+)
+FAIL_ON_DATA_LOSS = Flag(
+    name="failOnDataLoss",
+    doc="Fail when events expired before being read; false: skip to the first retained event.",
+    default="true",
+    uses=Use.READ,
+)
+RECEIVER_TIMEOUT = Duration(
+    name="receiverTimeout",
+    doc="Longest wait for the next event a task knows exists.",
+    default="60s",
+    minimum=0.1,
+    iso=True,
+    aliases=_scala("receiverTimeout"),
+    uses=Use.READ,
+)
+OPERATION_TIMEOUT = Duration(
+    name="operationTimeout",
+    doc="Bound on metadata calls (partition ids and properties) and on finding an offset or "
+    "enqueuedTime position; past it the query fails.",
+    default="300s",
+    minimum=0.1,
+    iso=True,
+    aliases=_scala("operationTimeout"),
+    uses=Use.READ,
+)
+PREFETCH_COUNT = Integer(
+    name="prefetchCount",
+    doc="Events the SDK prefetches per receiver.",
+    default="500",
+    minimum=1,
+    maximum=100_000,
+    aliases=_scala("prefetchCount"),
+    uses=Use.READ,
+)
+RECEIVE_BATCH_SIZE = Integer(
+    name="receiveBatchSize",
+    doc="Most events per SDK receive_batch call.",
+    default="500",
+    minimum=1,
+    maximum=100_000,
+    uses=Use.READ,
+)
+USE_EXCLUSIVE_RECEIVER = Flag(
+    name="useExclusiveReceiver",
+    doc="Epoch (owner_level) receivers: exclusive per consumer group and partition.",
+    default="false",
+    aliases=_scala("useExclusiveReceiver"),
+    uses=Use.READ,
+)
+PARTITION_PREFERRED_LOCATION_STRATEGY = Choice(
+    name="partitionPreferredLocationStrategy",
+    doc="Hash or BalancedHash: the executor-slot key used to order the planned partitions.",
+    default="Hash",
+    choices=("Hash", "BalancedHash"),
+    uses=Use.READ,
+)
+RECEIVER_IDLE_TIMEOUT = Duration(
+    name="receiverIdleTimeout",
+    doc="Close an executor's cached receiver unused this long.",
+    default="120s",
+    minimum=0.1,
+    iso=True,
+    uses=Use.READ,
+)
+RECEIVER_BUFFER_BYTES = Size(
+    name="receiverBufferBytes",
+    doc="Most bytes of received events the cached receivers of one Python worker hold ahead "
+    "of its tasks, all partitions together (body + ~1.5 KB per event); parked receivers fill "
+    "at most half; an event larger than this is still read, one at a time.",
+    default="64m",
+    uses=Use.READ,
+)
+PARTITION_INFO_CACHE_INTERVAL = Duration(
+    name="partitionInfoCacheInterval",
+    doc="Reuse partition properties this long on the driver (Spark polls latestOffset often); "
+    "partition ids are re-read every 30s, so a partition added to the hub is read within half "
+    "a minute.",
+    default="1s",
+    iso=True,
+    uses=Use.READ,
+)
+TASK_STATS_PATH = Text(
+    name="taskStatsPath",
+    doc="Diagnostics folder: one JSON line per read task (batch, partition, cache hit, ...).",
+    uses=Use.READ,
+)
+
+# -- event bodies (bodyFormat and avroSchema mean one thing to readers, another to writers) --
+MODES = ("FAILFAST", "PERMISSIVE", "DROPMALFORMED")
+REGISTRY_AUTH_KINDS = ("servicePrincipal", "managedIdentity", "defaultAzureCredential")
+
+READ_BODY_FORMAT = Choice(
+    name="bodyFormat",
+    doc="binary (body column as bytes) or avro (body decoded into a struct).",
+    default="binary",
+    choices=("binary", "avro"),
+    uses=Use.READ,
+)
+WRITE_BODY_FORMAT = Choice(
+    name="bodyFormat",
+    doc="binary (body column is string or binary) or avro (body encoded as Avro).",
+    default="binary",
+    choices=("binary", "avro"),
+    uses=Use.WRITE,
+)
+READ_AVRO_SCHEMA = Text(
+    name="avroSchema",
+    doc="Avro schema (JSON) of the bodies; the reader's schema when the registry names the "
+    "writer's; required with bodyFormat=avro.",
+    uses=Use.READ,
+)
+WRITE_AVRO_SCHEMA = Text(
+    name="avroSchema",
+    doc="Avro schema (JSON) to encode with; unset: derived from the body column like to_avro.",
+    shown_default="derived from the body column",
+    uses=Use.WRITE,
+)
+MODE = Choice(
+    name="mode",
+    doc="An event whose body does not decode: FAILFAST fails the query naming hub, partition "
+    "and sequence number; PERMISSIVE keeps it with a null body and fills "
+    "columnNameOfCorruptRecord; DROPMALFORMED drops it.",
+    default="FAILFAST",
+    choices=MODES,
+    uses=Use.READ,
+)
+COLUMN_NAME_OF_CORRUPT_RECORD = Text(
+    name="columnNameOfCorruptRecord",
+    doc="PERMISSIVE only: column struct<body binary, error string>, null for good events.",
+    default="_corrupt_record",
+    uses=Use.READ,
+)
+BAD_RECORDS_PATH = Text(
+    name="badRecordsPath",
+    doc="Folder (any fsspec URL) where events that do not decode are written as JSON lines "
+    "(metadata, base64 body, error) and skipped; overrides mode.",
+    uses=Use.READ,
+)
+REGISTRY_NAMESPACE = Text(
+    name="schemaRegistry.fullyQualifiedNamespace",
+    doc="Azure Schema Registry namespace (<namespace>.servicebus.windows.net): event content "
+    "types avro/binary+<schema id> name the writer's schema, fetched once per id.",
+)
+REGISTRY_GROUP = Text(
+    name="schemaRegistry.group",
+    doc="The registry's schema group (required for the sink).",
+)
+REGISTRY_AUTH = Choice(
+    name="schemaRegistry.auth",
+    doc="servicePrincipal, managedIdentity or defaultAzureCredential (the registry takes Entra "
+    "ID only); default: auth if it is one of these, servicePrincipal with clientSecret, else "
+    "defaultAzureCredential; uses tenantId, clientId, clientSecret.",
+    shown_default="inferred",
+    choices=REGISTRY_AUTH_KINDS,
+)
+REGISTRY_AUTHORITY_HOST = Text(
+    name="schemaRegistry.authorityHost",
+    doc="Entra ID authority for the registry's credential (sovereign or private clouds).",
+    shown_default="login.microsoftonline.com",
+)
+REGISTRY_CONNECTION_VERIFY = Text(
+    name="schemaRegistry.connectionVerify",
+    doc="Path to a PEM CA bundle that verifies the registry's and the authority's TLS "
+    "certificates (TLS-inspecting proxies, private CAs).",
+    shown_default="the system's CA certificates",
+)
+REGISTRY_AUTO_REGISTER = Flag(
+    name="schemaRegistry.autoRegisterSchemas",
+    doc="Register the schema in the group when it is not there yet (else the query fails).",
+    default="false",
+    uses=Use.WRITE,
+)
+REGISTRY_OPTIONS = (
+    REGISTRY_NAMESPACE,
+    REGISTRY_GROUP,
+    REGISTRY_AUTH,
+    REGISTRY_AUTHORITY_HOST,
+    REGISTRY_CONNECTION_VERIFY,
+)
+# Given with bodyFormat=binary, these are an error (in this order), not silently ignored.
+AVRO_ONLY_READ = (
+    READ_AVRO_SCHEMA,
+    MODE,
+    COLUMN_NAME_OF_CORRUPT_RECORD,
+    BAD_RECORDS_PATH,
+    *REGISTRY_OPTIONS,
+)
+AVRO_ONLY_WRITE = (WRITE_AVRO_SCHEMA, *REGISTRY_OPTIONS, REGISTRY_AUTO_REGISTER)
+
+# -- the writer ---------------------------------------------------------------------------
+MAX_BATCH_BYTES = Size(
+    name="maxBatchBytes",
+    doc="Most bytes per EventDataBatch (one AMQP message); smaller values send smaller batches.",
+    shown_default="the hub's maximum message size",
+    minimum=1024,
+    uses=Use.WRITE,
+)
+MAX_RETRIES = Integer(
+    name="maxRetries",
+    doc="Retries of a failed send (server busy, timeouts, lost connections).",
+    default="5",
+    minimum=0,
+    maximum=100,
+    uses=Use.WRITE,
+)
+RETRY_BACKOFF = Duration(
+    name="retryBackoff",
+    doc="First wait between retries; doubles each retry, at most 30s.",
+    default="500ms",
+    iso=True,
+    uses=Use.WRITE,
+)
+SEND_TIMEOUT = Duration(
+    name="sendTimeout",
+    doc="Longest wait for one batch's acknowledgement.",
+    default="60s",
+    minimum=1,
+    iso=True,
+    uses=Use.WRITE,
+)
+STAMP_BATCH_ID = Flag(
+    name="stampBatchId",
+    doc="Add properties spark.batchId, spark.partition and spark.row to every event so "
+    "consumers can drop events a replayed batch sent again.",
+    default="false",
+    uses=Use.WRITE,
+)
+CHECKPOINT_LOCATION = Text(
+    name="checkpointLocation",
+    doc="Spark's own option: the query's checkpoint (not read here).",
+    uses=Use.WRITE,
+)
+QUERY_NAME = Text(
+    name="queryName",
+    doc="Spark passes writeStream.queryName(...) as an option (not read here).",
+    uses=Use.WRITE,
+)
+
+TABLE = OptionTable(
+    NAME,
+    (
+        *CONNECTION_OPTIONS,
+        CONSUMER_GROUP,
+        STARTING_POSITION,
+        STARTING_POSITIONS,
+        ENDING_POSITION,
+        ENDING_POSITIONS,
+        MAX_EVENTS_PER_TRIGGER,
+        MIN_EVENTS_PER_TRIGGER,
+        MAX_TRIGGER_DELAY,
+        PARTITIONS,
+        MAX_EVENTS_PER_PARTITION,
+        MIN_PARTITIONS,
+        FAIL_ON_DATA_LOSS,
+        RECEIVER_TIMEOUT,
+        OPERATION_TIMEOUT,
+        PREFETCH_COUNT,
+        RECEIVE_BATCH_SIZE,
+        USE_EXCLUSIVE_RECEIVER,
+        PARTITION_PREFERRED_LOCATION_STRATEGY,
+        RECEIVER_IDLE_TIMEOUT,
+        RECEIVER_BUFFER_BYTES,
+        PARTITION_INFO_CACHE_INTERVAL,
+        TASK_STATS_PATH,
+        MAX_BATCH_BYTES,
+        MAX_RETRIES,
+        RETRY_BACKOFF,
+        SEND_TIMEOUT,
+        STAMP_BATCH_ID,
+        CHECKPOINT_LOCATION,
+        READ_BODY_FORMAT,
+        WRITE_BODY_FORMAT,
+        READ_AVRO_SCHEMA,
+        WRITE_AVRO_SCHEMA,
+        MODE,
+        COLUMN_NAME_OF_CORRUPT_RECORD,
+        BAD_RECORDS_PATH,
+        *REGISTRY_OPTIONS,
+        REGISTRY_AUTO_REGISTER,
+        QUERY_NAME,
+    ),
+)
+SECRET_OPTIONS = tuple(option for option in TABLE.options if option.secret)

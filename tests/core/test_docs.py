@@ -1,17 +1,54 @@
-"""The README documents every option the code accepts."""
+"""The documentation's option tables are rendered from the one declaration of each option."""
 
 from __future__ import annotations
 
-from pysparksources.rate.options import OPTIONS as RATE_OPTIONS
+import importlib.util
+import re
+from types import ModuleType
+
+from pysparksources._core.option_docs import markdown_table
+from pysparksources._core.option_table import Use
+from support.paths import DOCS
 from support.paths import README as README_PATH
 
 README = README_PATH.read_text()
 
 
-def test_every_pyrate_option_has_a_readme_row() -> None:
-    section = README.split("## `pyrate`", 1)[1].split("\n## ", 1)[0]
-    for name in RATE_OPTIONS:
-        assert f"| `{name}` |" in section, f"README's pyrate table lacks {name}"
+def _renderer() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("render_options", DOCS / "render_options.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+RENDER = _renderer()
+
+
+def test_every_marked_table_is_current() -> None:
+    stale = [str(page.relative_to(DOCS.parent)) for page in RENDER.stale_pages()]
+    assert not stale, f"option tables differ from the declarations in {stale}: run ./dev docs"
+
+
+def test_every_use_of_every_format_has_a_table_in_the_docs() -> None:
+    marked = {
+        (source, use)
+        for page in RENDER.PAGES
+        for source, use in re.findall(r"<!-- options:([a-z]+):([A-Z_]+) -->", page.read_text())
+    }
+    for source, table in RENDER.TABLES.items():
+        for use in (Use.READ, Use.WRITE):
+            if table.for_use(use):
+                assert (source, use.name) in marked, f"no {use.name} option table for {source}"
+
+
+def test_a_rendered_table_shows_every_option_with_its_default() -> None:
+    for table in RENDER.TABLES.values():
+        for use in (Use.READ, Use.WRITE):
+            rendered = markdown_table(table, use)
+            for option in table.for_use(use):
+                row = next(r for r in rendered.splitlines() if r.startswith(f"| `{option.name}`"))
+                assert option.documented_default() in row, (table.source, option.name)
 
 
 def test_readme_names_the_two_commands() -> None:

@@ -2,7 +2,8 @@
 
 An offset Spark hands back from the checkpoint (a hand edit, another source's offset) must
 give :class:`OffsetError` naming the checkpoint file; a damaged source-log or manifest line
-a ValueError naming its file. Never KeyError, TypeError, OverflowError or RecursionError.
+a :class:`CheckpointError` naming its file. Never KeyError, TypeError, OverflowError or
+RecursionError.
 (Truncated offset JSON never reaches the source: PySpark's runner parses it first, see
 docs/errors.md.)
 """
@@ -17,8 +18,8 @@ from hypothesis import strategies as st
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 
 from pysparksources._core.option_table import Use
-from pysparksources.errors import OffsetError
-from pysparksources.eventhubs.options import parse_source_options
+from pysparksources.errors import CheckpointError, LimitExceededError, OffsetError
+from pysparksources.eventhubs.options import parse_options as eventhubs_parse
 from pysparksources.eventhubs.reader import _positions_of
 from pysparksources.files._manifest import parse_manifest
 from pysparksources.files._source_log import _parse as parse_source_log
@@ -70,7 +71,7 @@ def test_pyrate_offsets(time_offset: Any, batch_offset: Any) -> None:
             reader.latestOffset(offset, ReadAllAvailable())
         except OffsetError as error:
             _named_checkpoint(error)
-        except ArithmeticError as error:  # a valid offset past the 64-bit row count
+        except LimitExceededError as error:  # a valid offset past the 64-bit row count
             assert "overflows a 64-bit long" in str(error)
 
 
@@ -87,9 +88,10 @@ def test_pyfile_offsets(offset: Any) -> None:
         _named_checkpoint(error)
 
 
-EH_CONFIG = parse_source_options(
+EH_CONFIG = eventhubs_parse(
     {"connectionString": "Endpoint=sb://h/;SharedAccessKeyName=n;SharedAccessKey=k;EntityPath=hub"},
-    streaming=True,
+    Use.STREAM_READ,
+    None,
 )
 
 
@@ -124,7 +126,7 @@ def test_source_log_files(version: str, lines: list[str]) -> None:
     text = "\n".join([version, *lines])
     try:
         entries = parse_source_log(text, "memory://log/7")
-    except ValueError as error:
+    except CheckpointError as error:
         assert "memory://log/7" in str(error)
         return
     assert all(isinstance(e.path, str) and isinstance(e.batch_id, int) for e in entries)
@@ -150,7 +152,7 @@ SINK_ENTRY = st.fixed_dictionaries(
 def test_manifest_files(version: bytes, body: bytes, tail: bytes) -> None:
     try:
         files = parse_manifest(version + b"\n" + body + tail, "file:///out/_spark_metadata/3")
-    except ValueError as error:
+    except CheckpointError as error:
         assert "file:///out/_spark_metadata/3" in str(error)
         return
     assert all(isinstance(f.path, str) for f in files)

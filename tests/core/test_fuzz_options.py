@@ -11,22 +11,30 @@ import contextlib
 import json
 import string
 from pathlib import Path
-from typing import Any
 
-import pyarrow as pa
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from pysparksources._core.legacy_options import Options
+from pysparksources._core.option_table import (
+    Choice,
+    Duration,
+    Flag,
+    Integer,
+    Number,
+    OptionTable,
+    Size,
+    Use,
+)
 from pysparksources._core.option_values import LONG_MAX, parse_duration_seconds, parse_size
+from pysparksources._core.options import Options
 from pysparksources.errors import OptionError
-from pysparksources.eventhubs import options as eh_options
 from pysparksources.eventhubs._positions import PositionError, parse_position, parse_positions
-from pysparksources.files import _option_tables as file_tables
+from pysparksources.eventhubs.options import parse_options as eventhubs_parse
 from pysparksources.files._listing import glob_regex
-from pysparksources.files.options import parse_sink_options, parse_source_options, split_glob
-from pysparksources.rate.options import OPTIONS as RATE_OPTIONS
-from pysparksources.rate.options import parse_rate_options
+from pysparksources.files.options import parse_options as files_parse
+from pysparksources.files.options import split_glob
+from support.option_tables import FORMATS
 
 # Text that looks like what people type: digits, units, signs, spaces, JSON punctuation.
 NEAR = st.text(
@@ -75,22 +83,25 @@ def test_sizes_round_trip(number: int, unit: str) -> None:
     assert parse_size(f"{number}{unit}") == number << shift
 
 
-@given(ANY_TEXT, st.sampled_from(["integer", "boolean", "duration", "size", "number", "choice"]))
+KINDS = {
+    "integer": Integer(name="x", doc="", default="0", minimum=0, maximum=10**9),
+    "flag": Flag(name="x", doc="", default="false"),
+    "duration": Duration(name="x", doc="", default="1s", iso=True),
+    "size": Size(name="x", doc="", default="1"),
+    "number": Number(name="x", doc="", default="0.5", minimum=0, maximum=1),
+    "choice": Choice(name="x", doc="", default="a", choices=("a", "B")),
+}
+
+
+@given(ANY_TEXT, st.sampled_from(sorted(KINDS)))
 @example("1" * 5000, "integer")
 @example("1e999", "number")  # float('inf') is not between 0 and 1
 @example("nan", "number")
-def test_typed_option_getters(text: str, kind: str) -> None:
-    options = Options("fuzz", {"x": text}, ["x"])
-    getters: dict[str, Any] = {
-        "integer": lambda: options.integer("x", 0, minimum=0, maximum=10**9),
-        "boolean": lambda: options.boolean("x", False),
-        "duration": lambda: options.duration_seconds("x", 1.0, iso=True),
-        "size": lambda: options.size("x", 1),
-        "number": lambda: options.number("x", 0.5, minimum=0, maximum=1),
-        "choice": lambda: options.choice("x", "a", ("a", "B")),
-    }
+def test_typed_options(text: str, kind: str) -> None:
+    option = KINDS[kind]
+    options = Options(OptionTable("fuzz", (option,)), {"x": text}, Use.ANY)
     try:
-        getters[kind]()
+        options.get(option)
     except OptionError as error:
         assert str(error).startswith("fuzz: invalid value")
 
@@ -159,7 +170,7 @@ SEGMENTS = st.sampled_from(
 @example("Endpoint=sb://h:99999/;SharedAccessKeyName=k;SharedAccessKey=KEY;EntityPath=e")
 def test_connection_strings(text: str) -> None:
     try:
-        config = eh_options.parse_source_options({"connectionString": text}, streaming=True)
+        config = eventhubs_parse({"connectionString": text}, Use.STREAM_READ, None)
     except OptionError as error:
         assert "KEY" not in str(error) or "KEY" not in text
         return
@@ -167,70 +178,50 @@ def test_connection_strings(text: str) -> None:
     assert "KEY" not in repr(config)
 
 
-def _option_maps(names: list[str]) -> st.SearchStrategy[dict[str, str]]:
+def _option_maps(table: OptionTable, use: Use) -> st.SearchStrategy[dict[str, str]]:
+    names = sorted(
+        {n for option in table.options for n in (option.name, *option.aliases)}
+        | set(table.unsupported)
+        | {family.prefix + "anon" for family in table.families}
+    )
     keys = st.one_of(
         st.sampled_from(names), st.sampled_from(names).map(str.upper), st.text(max_size=8)
     )
     return st.dictionaries(keys, ANY_TEXT, max_size=5)
 
 
-RATE_NAMES = list(RATE_OPTIONS)
-FILE_SOURCE_NAMES = [
-    *file_tables.SOURCE_OPTIONS,
-    *file_tables.CSV_OPTIONS,
-    *file_tables.TEXT_OPTIONS,
-    *file_tables.UNSUPPORTED,
-]
-FILE_SINK_NAMES = [n for n in file_tables.SINK_OPTIONS if not n.startswith("fs.")] + ["fs.anon"]
-EH_SOURCE_NAMES = [*eh_options.SOURCE_OPTIONS, *eh_options.SOURCE_ALIASES]
-EH_SINK_NAMES = [*eh_options.SINK_OPTIONS, *eh_options.SINK_ALIASES]
+# Every use of every format, each with the names of every use (wrong-use errors included).
+CASES = [(name, use) for name, fmt in FORMATS.items() for use in fmt.uses()]
 
 
-@given(_option_maps(RATE_NAMES))
-def test_pyrate_option_maps(raw: dict[str, str]) -> None:
+@pytest.mark.parametrize(("name", "use"), CASES, ids=[f"{n}-{u.name}" for n, u in CASES])
+@given(data=st.data())
+def test_option_maps_of_every_format(name: str, use: Use, data: st.DataObject) -> None:
+    """Whole option maps: a config comes back, or one OptionError; nothing else escapes."""
+    raw = data.draw(_option_maps(FORMATS[name].table, use))
     with contextlib.suppress(OptionError):
-        parse_rate_options(raw)
+        FORMATS[name].call(raw, use)
 
 
-@given(_option_maps(FILE_SOURCE_NAMES), st.sampled_from([None, True, False]))
-@example({"pathGlobFilter": "[]"}, None)
-@example({"path": "/tmp/{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"}, None)
-@example({"path": "/tmp/x[]"}, None)
-@example({"path": "nosuch://x"}, None)
-@example({"encoding": "utf-8\x00"}, None)  # "".encode() raised ValueError, not LookupError
-def test_pyfile_source_option_maps(raw: dict[str, str], streaming: bool | None) -> None:
-    raw = {"path": "/tmp/fuzz-in", "sourceLogLocation": "/tmp/fuzz-log", **raw}
-    with contextlib.suppress(OptionError):
-        parse_source_options(raw, streaming)
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"pathGlobFilter": "[]"},
+        {"path": "/tmp/{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"},
+        {"path": "/tmp/x[]"},
+        {"path": "nosuch://x"},
+        {"encoding": "utf-8\x00"},  # "".encode() raised ValueError, not LookupError
+    ],
+)
+def test_pyfile_source_options_found_by_fuzzing(raw: dict[str, str]) -> None:
+    with pytest.raises(OptionError):
+        FORMATS["pyfile"].call(raw, Use.READ)
 
 
-@given(_option_maps(FILE_SINK_NAMES))
-@example({"path": "nosuch://x"})
-@example({"fs.anon": "true", "path": "memory://fuzz/out"})
-def test_pyfile_sink_option_maps(raw: dict[str, str]) -> None:
-    raw = {"path": "memory://fuzz/out", **raw}
-    with contextlib.suppress(OptionError):
-        parse_sink_options(raw, ["a", "b"], False)
-
-
-@given(_option_maps(EH_SOURCE_NAMES), st.sampled_from([None, True, False]))
-def test_pyeventhub_source_option_maps(raw: dict[str, str], streaming: bool | None) -> None:
-    raw = {
-        "connectionString": "Endpoint=sb://h/;SharedAccessKeyName=n;SharedAccessKey=k;EntityPath=e",
-        **raw,
-    }
-    with contextlib.suppress(OptionError):
-        eh_options.parse_source_options(raw, streaming)
-
-
-@given(_option_maps(EH_SINK_NAMES))
-def test_pyeventhub_sink_option_maps(raw: dict[str, str]) -> None:
-    raw = {
-        "connectionString": "Endpoint=sb://h/;SharedAccessKeyName=n;SharedAccessKey=k;EntityPath=e",
-        **raw,
-    }
-    with contextlib.suppress(OptionError):
-        eh_options.parse_sink_options(raw, pa.schema([pa.field("body", pa.string())]))
+def test_pyfile_sink_options_found_by_fuzzing() -> None:
+    with pytest.raises(OptionError):
+        FORMATS["pyfile"].call({"path": "nosuch://x"}, Use.STREAM_WRITE)
+    assert FORMATS["pyfile"].call({"fs.anon": "true"}, Use.STREAM_WRITE).format == "parquet"
 
 
 def test_pyfile_source_globs_on_a_real_listing(tmp_path: Path) -> None:
@@ -241,6 +232,6 @@ def test_pyfile_source_globs_on_a_real_listing(tmp_path: Path) -> None:
     for name in ("a.txt", "b.csv", "c1.txt"):
         (tmp_path / name).write_text("x")
     for pattern in ("*.txt", "[ab].*", "{a,b}.*", "?.csv", "c{1,2}.txt"):
-        config = parse_source_options({"path": f"{tmp_path}/{pattern}"}, None)
+        config = files_parse({"path": f"{tmp_path}/{pattern}"}, Use.READ, None)
         listed = list_files(resolve(str(tmp_path)).filesystem(), config.base, config.pattern)
         assert listed, pattern

@@ -20,15 +20,13 @@ from typing import Any
 import pytest
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from pysparksources._core.datasource import FailedStreamReader
-from pysparksources.errors import OptionError
-from pysparksources.eventhubs import options as eh_options
-from pysparksources.eventhubs._connection import SECRET_OPTIONS
+from pysparksources._core.datasource import FailedStreamReader, SourceDataSource
+from pysparksources._core.option_table import OptionTable, Use
+from pysparksources.errors import PySparkSourcesError
 from pysparksources.eventhubs.datasource import EventHubDataSource
-from pysparksources.files import _option_tables as file_tables
 from pysparksources.files.datasource import FileDataSource
-from pysparksources.rate import options as rate_options
 from pysparksources.rate.datasource import RateDataSource
+from support.option_tables import FORMATS
 
 READ_SCHEMA = StructType([StructField("value", StringType())])
 SINK_SCHEMA = StructType([StructField("body", StringType()), StructField("n", LongType())])
@@ -70,7 +68,7 @@ def _failures(build: Callable[..., Any], *args: Any) -> str | None:
     """The message of what Spark would show, or None if the options were accepted."""
     try:
         made = build(*args)
-    except OptionError as error:
+    except PySparkSourcesError as error:  # ours, whichever kind: none may show a secret
         return str(error)
     if isinstance(made, FailedStreamReader):
         return str(made.error)
@@ -89,85 +87,83 @@ def _misspellings(name: str) -> set[str]:
     return {s for s in spelled if s and s.strip(".")}
 
 
+# What Spark calls for each entry point: (use, call on a data source with the options).
+ENTRY_POINTS: dict[str, tuple[Use, Callable[[SourceDataSource], Any]]] = {
+    "load()": (Use.READ, lambda ds: ds.schema()),
+    "readStream": (Use.STREAM_READ, lambda ds: ds.streamReader(READ_SCHEMA)),
+    "writeStream": (Use.STREAM_WRITE, lambda ds: ds.streamWriter(SINK_SCHEMA, False)),
+    "save()": (Use.BATCH_WRITE, lambda ds: ds.writer(SINK_SCHEMA, False)),
+}
+DATA_SOURCES: dict[str, type[SourceDataSource]] = {
+    "pyrate": RateDataSource,
+    "pyfile": FileDataSource,
+    "pyeventhub": EventHubDataSource,
+}
+
+
+def _names(table: OptionTable, use: Use) -> tuple[list[str], set[str]]:
+    """The names an entry point takes (with aliases, refused Spark names and credential-like
+    storage options of a family) and the secret ones among them."""
+    names, secrets = [], set()
+    for option in table.for_use(use):
+        names += [option.name, *option.aliases]
+        if option.secret:
+            secrets |= {option.name, *option.aliases}
+    names += list(table.unsupported)
+    for family in table.families:
+        if family.uses & use:
+            storage = [family.prefix + name.split(".", 1)[1] for name in FS_SECRETS]
+            names += storage
+            secrets |= set(storage)
+    return names, secrets
+
+
 def _targets(tmp_path: Path) -> dict[str, tuple[list[str], set[str], Callable[[dict], Any]]]:
-    """Per entry point: its option names, the secret ones, and what Spark calls with them."""
+    """Per format and entry point: its option names, the secret ones, and what Spark calls."""
     folder = str(tmp_path)
-    pyfile_source = [
-        *file_tables.SOURCE_OPTIONS,
-        *file_tables.CSV_OPTIONS,
-        *file_tables.TEXT_OPTIONS,
-        *file_tables.UNSUPPORTED,
-    ]
-    pyfile_sink = [n for n in file_tables.SINK_OPTIONS if not n.startswith("fs.")]
-    eh_source = [*eh_options.SOURCE_OPTIONS, *eh_options.SOURCE_ALIASES]
-    eh_sink = [*eh_options.SINK_OPTIONS, *eh_options.SINK_ALIASES]
-    eh_secrets = {*SECRET_OPTIONS, "eventhubs.connectionString"}
-    base_file = {"path": folder, "sourceLogLocation": folder + "/log", "format": "text"}
-    base_eh = {"connectionString": EMULATOR + "k;EntityPath=h"}
-    return {
-        "pyrate": (list(rate_options.OPTIONS), set(), lambda o: RateDataSource(o)),
-        "pyfile load()": (
-            [*pyfile_source, *FS_SECRETS],
-            set(FS_SECRETS),
-            lambda o: FileDataSource({**base_file, **o}).schema(),
-        ),
-        "pyfile readStream": (
-            [*pyfile_source, *FS_SECRETS],
-            set(FS_SECRETS),
-            lambda o: FileDataSource({**base_file, **o}).streamReader(READ_SCHEMA),
-        ),
-        "pyfile writeStream": (
-            [*pyfile_sink, *FS_SECRETS],
-            set(FS_SECRETS),
-            lambda o: FileDataSource({"path": folder + "/out", **o}).streamWriter(
-                SINK_SCHEMA, False
-            ),
-        ),
-        "pyfile save()": (
-            [*pyfile_sink, *FS_SECRETS],
-            set(FS_SECRETS),
-            lambda o: FileDataSource({"path": folder + "/out2", **o}).writer(SINK_SCHEMA, False),
-        ),
-        "pyeventhub load()": (
-            eh_source,
-            eh_secrets,
-            lambda o: EventHubDataSource({**base_eh, **o}).schema(),
-        ),
-        "pyeventhub readStream": (
-            eh_source,
-            eh_secrets,
-            lambda o: EventHubDataSource({**base_eh, **o}).streamReader(READ_SCHEMA),
-        ),
-        "pyeventhub writeStream": (
-            eh_sink,
-            eh_secrets,
-            lambda o: EventHubDataSource({**base_eh, **o}).streamWriter(SINK_SCHEMA, False),
-        ),
-        "pyeventhub save()": (
-            eh_sink,
-            eh_secrets,
-            lambda o: EventHubDataSource({**base_eh, **o}).writer(SINK_SCHEMA, False),
-        ),
+    base = {
+        "pyrate": {},
+        "pyfile": {"path": folder, "sourceLogLocation": folder + "/log", "format": "text"},
+        "pyeventhub": {"connectionString": EMULATOR + "k;EntityPath=h"},
     }
+    sink_base = {"pyfile": {"path": folder + "/out"}}
+    targets = {}
+    for name, fmt in FORMATS.items():
+        for entry, (use, call) in ENTRY_POINTS.items():
+            if not fmt.table.for_use(use):
+                continue
+            names, secrets = _names(fmt.table, use)
+            given = sink_base.get(name, base[name]) if use & Use.WRITE else base[name]
+            source = DATA_SOURCES[name]
+
+            def build(o: dict, source=source, given=given, call=call) -> Any:  # type: ignore[no-untyped-def]
+                return call(source({**given, **o}))
+
+            targets[f"{name} {entry}"] = (names, secrets, build)
+    return targets
 
 
 TARGETS = [
-    "pyrate",
-    "pyfile load()",
-    "pyfile readStream",
-    "pyfile writeStream",
-    "pyfile save()",
-    "pyeventhub load()",
-    "pyeventhub readStream",
-    "pyeventhub writeStream",
-    "pyeventhub save()",
+    f"{name} {entry}"
+    for name, fmt in FORMATS.items()
+    for entry, (use, _) in ENTRY_POINTS.items()
+    if fmt.table.for_use(use)
 ]
+
+
+def _all_names(target: str) -> set[str]:
+    """Every name of the target's format, in any use: a misspelling that lands on one of them
+    is another option, not an unknown one."""
+    table = FORMATS[target.split(" ", 1)[0]].table
+    return {n.lower() for o in table.options for n in (o.name, *o.aliases)} | {
+        n.lower() for n in table.unsupported
+    }
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_misspelled_option_never_shows_its_value(tmp_path: Path, target: str) -> None:
     names, _, build = _targets(tmp_path)[target]
-    known = {n.lower() for n in names}
+    known = _all_names(target) | {n.lower() for n in names}
     checked = 0
     for name in names:
         for wrong in _misspellings(name):
@@ -204,7 +200,7 @@ def test_secret_values_never_appear_and_other_values_do(tmp_path: Path, target: 
         elif f"for option '{name}'" in message:
             assert value in message, message  # known and not secret: shown
             shown += 1
-    assert target == "pyrate" or shown > 0 or "pyeventhub" in target
+    assert target.startswith("pyrate") or shown > 0 or "pyeventhub" in target
 
 
 def _connection_strings(key: str) -> Iterator[str]:
@@ -241,7 +237,7 @@ def test_connection_strings_with_the_key_anywhere(tmp_path: Path) -> None:
     seen = 0
     for text in _connection_strings(key):
         for options in ({"connectionString": text}, {"eventhubs.connectionString": text}):
-            config = eh_options.parse_source_options(options, streaming=True)
+            config = FORMATS["pyeventhub"].parse(options, Use.STREAM_READ, None)
             connection = config.connection
             assert (connection.namespace, connection.event_hub) == (
                 "myns.servicebus.windows.net",
@@ -250,21 +246,15 @@ def test_connection_strings_with_the_key_anywhere(tmp_path: Path) -> None:
             for shown in (repr(config), str(config), config.describe(), connection.pool_key()):
                 assert key not in shown
             mismatch = {**options, "eventHubName": "other"}
-            message = _failures(eh_options.parse_source_options, mismatch, True)
+            message = _failures(FORMATS["pyeventhub"].parse, mismatch, Use.STREAM_READ, None)
             assert message is not None and "EntityPath" in message and key not in message
             for broken in _broken(text):
                 message = _failures(
-                    eh_options.parse_sink_options, {"connectionString": broken}, _arrow()
+                    FORMATS["pyeventhub"].call, {"connectionString": broken}, Use.STREAM_WRITE
                 )
                 assert message is not None and key not in message, message
                 seen += 1
     assert seen >= 4 * 29
-
-
-def _arrow() -> Any:
-    import pyarrow as pa
-
-    return pa.schema([pa.field("body", pa.string())])
 
 
 def test_credential_options_are_never_shown(tmp_path: Path) -> None:
@@ -287,23 +277,20 @@ def test_credential_options_are_never_shown(tmp_path: Path) -> None:
         # A connection string pasted into an option that is not secret is not shown either.
         {"fullyQualifiedNamespace": EMULATOR + key + ";x=/", "eventHubName": "h"},
     ):
-        message = _failures(eh_options.parse_source_options, options, True)
+        message = _failures(FORMATS["pyeventhub"].parse, options, Use.STREAM_READ, None)
         assert message is not None and key not in message, message
 
 
 def test_storage_credentials_stay_out_of_configs_and_locations(tmp_path: Path) -> None:
-    from pysparksources.files.options import parse_sink_options, parse_source_options
-
+    files = FORMATS["pyfile"]
     secret = "PLANTEDaccount" * 2
     storage = {name: secret for name in FS_SECRETS}
-    sink = parse_sink_options({"path": str(tmp_path), **storage}, ["a"], False)
-    source = parse_source_options({"path": str(tmp_path), **storage}, None)
+    sink = files.call({"path": str(tmp_path), **storage}, Use.STREAM_WRITE)
+    source = files.call({"path": str(tmp_path), **storage}, Use.READ)
     for text in (repr(sink), repr(sink.location), repr(source), repr(source.location)):
         assert secret not in text
     # They do travel to executors, inside the pickled config (fsspec needs them there).
     assert secret.encode() in pickle.dumps(sink)
     # A URL carrying credentials is shown without them.
-    message = _failures(
-        parse_sink_options, {"path": f"nosuch://user:{secret}@host/out"}, ["a"], False
-    )
+    message = _failures(files.call, {"path": f"nosuch://user:{secret}@host/out"}, Use.STREAM_WRITE)
     assert message is not None and secret not in message and "nosuch://user:***@host/out" in message

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from pysparksources._core.option_values import NOT_SHOWN, showable
+from pysparksources._redact import NOT_SHOWN, showable
 
 __all__ = [
     "ArgumentError",
@@ -28,6 +28,7 @@ __all__ = [
     "MalformedRecordError",
     "MigrationError",
     "OffsetError",
+    "OperationTimeoutError",
     "OptionError",
     "PartitionLayoutError",
     "PySparkSourcesError",
@@ -196,11 +197,15 @@ class MigrationError(CheckpointError):
     """A Scala-connector checkpoint cannot be migrated as asked; the message says what to do."""
 
 
-class ServiceError(PySparkSourcesError, RuntimeError):
+class OperationTimeoutError(PySparkSourcesError, TimeoutError):
+    """Something waited for did not happen in time; the message names the limit that applied."""
+
+
+class ServiceError(PySparkSourcesError):
     """A remote service (Event Hubs, Schema Registry) refused a request or did not answer."""
 
 
-class ServiceTimeoutError(ServiceError, TimeoutError):
+class ServiceTimeoutError(ServiceError, OperationTimeoutError):
     """A remote call did not answer within its timeout option (named in the message)."""
 
 

@@ -41,6 +41,8 @@ from typing import Any
 
 from pyspark.sql.streaming.listener import StreamingQueryListener
 
+from pysparksources.errors import OperationTimeoutError
+
 __all__ = ["LagListener", "partition_lag"]
 
 log = logging.getLogger(__name__)
@@ -180,8 +182,9 @@ class LagListener(StreamingQueryListener):  # type: ignore[misc]
         waiting for it first leaves no event in flight. On a classic session the wait is only
         as long as Spark's listener bus takes to deliver it.
 
-        Raises TimeoutError, without removing the listener, when a query has not terminated
-        within ``timeout`` seconds (stop it first).
+        Raises :class:`~pysparksources.errors.OperationTimeoutError` (a ``TimeoutError``),
+        without removing the listener, when a query has not terminated within ``timeout``
+        seconds (stop it first).
         """
         wanted = {str(query.id) for query in stopped}
         deadline = time.monotonic() + timeout
@@ -190,9 +193,10 @@ class LagListener(StreamingQueryListener):  # type: ignore[misc]
                 left = deadline - time.monotonic()
                 if left <= 0:
                     running = ", ".join(sorted(wanted - self._ended))
-                    raise TimeoutError(
-                        f"LagListener.detach: no termination event within {timeout} s from "
-                        f"queries {running}; stop them before detaching the listener"
+                    raise OperationTimeoutError(
+                        "LagListener.detach",
+                        f"no termination event within {timeout} s from "
+                        f"queries {running}; stop them before detaching the listener",
                     )
                 self._ended_changed.wait(left)
         spark.streams.removeListener(self)

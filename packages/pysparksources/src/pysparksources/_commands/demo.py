@@ -1,6 +1,7 @@
 """``pysparksources demo``: the full pipeline on embedded defaults, nothing to set up.
 
-Two streaming queries on a local Spark, with the package's Event Hubs emulator standing in
+Two streaming queries on a local Spark, with the Event Hubs emulator (the
+``pysparksources-emulator`` distribution, which the ``demo`` extra installs) standing in
 for Azure: pyrate → pyeventhub sink, and pyeventhub source → pyfile sink (parquet). Each
 batch's rows, latency and lag (from :class:`pysparksources.monitoring.LagListener`) are
 printed as it completes, and a summary at the end says how
@@ -23,7 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pysparksources._commands.demo_requirements import DEMO, check_requirements
 from pysparksources._commands.local_session import local_session
+from pysparksources.errors import ArgumentError, OperationTimeoutError, PySparkSourcesError
 from pysparksources.monitoring import LagListener
 
 __all__ = ["run_demo"]
@@ -111,19 +114,20 @@ class _DemoListener(LagListener):
 def _wait(queries: list[Any], until: Any, deadline: float, what: str) -> None:
     while not until():
         if time.monotonic() > deadline:
-            raise TimeoutError(f"the demo timed out waiting for {what}")
+            raise OperationTimeoutError(DEMO, f"timed out waiting for {what}")
         for query in queries:
             if query.exception() is not None:
-                raise RuntimeError(f"{query.name} failed: {query.exception()}")
+                raise PySparkSourcesError(DEMO, f"{query.name} failed: {query.exception()}")
         time.sleep(0.1)
 
 
 def run_demo(batches: int = 8, rows_per_batch: int = 1500, timeout: float = 300) -> int:
     """Run both queries until every generated row is in the parquet output; 0 when exact."""
+    check_requirements()
     from pysparksources_emulator import EventHubsEmulator
 
     if batches < 1:
-        raise ValueError(f"--batches must be at least 1, got {batches}")
+        raise ArgumentError(DEMO, f"--batches must be at least 1, got {batches}")
     started = time.monotonic()
     spark = local_session("pysparksources-demo")
     total = batches * rows_per_batch

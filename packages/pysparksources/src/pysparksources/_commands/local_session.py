@@ -12,6 +12,8 @@ import shutil
 import sys
 from typing import Any
 
+from pysparksources.errors import PySparkSourcesError
+
 __all__ = ["ensure_worker_python", "local_session"]
 
 
@@ -27,7 +29,9 @@ def local_session(
 ) -> Any:
     """Start (or reuse) a classic local session with quiet logs and Spark's default settings."""
     if shutil.which("java") is None and "JAVA_HOME" not in os.environ:
-        raise RuntimeError("Spark needs Java 17 or newer: install it or set JAVA_HOME")
+        raise PySparkSourcesError(
+            "pysparksources", "Spark needs Java 17 or newer: install it or set JAVA_HOME"
+        )
     ensure_worker_python()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession

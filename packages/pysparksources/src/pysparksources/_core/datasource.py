@@ -122,7 +122,7 @@ class SourceDataSource(DataSource):  # type: ignore[misc]
     """
 
     NAME: ClassVar[str]
-    PARSE: ClassVar[str | None] = None  # None: legacy, readers parse (until every source moves)
+    PARSE: ClassVar[str]
     READ_SCHEMA: ClassVar[str]
     STREAM_READER: ClassVar[str | None] = None
     BATCH_READER: ClassVar[str | None] = None
@@ -136,8 +136,6 @@ class SourceDataSource(DataSource):  # type: ignore[misc]
     def schema(self) -> Any:
         # Only reads without a user schema get here, at load(), in the caller's thread.
         try:
-            if self.PARSE is None:
-                return _load(self.READ_SCHEMA)(dict(self.options))
             return _load(self.READ_SCHEMA)(self._parse(Use.READ, None))
         except PySparkSourcesError as error:
             raise error.bare() from None
@@ -158,14 +156,11 @@ class SourceDataSource(DataSource):  # type: ignore[misc]
         return self._build_bare(self.BATCH_WRITER, Use.BATCH_WRITE, schema, overwrite)
 
     def _parse(self, use: Use, schema: StructType | None) -> Any:
-        assert self.PARSE is not None
         return _load(self.PARSE)(dict(self.options), use, schema)
 
     def _build(self, target: str | None, use: Use, schema: StructType, *args: Any) -> Any:
         if target is None:
-            raise UnsupportedError(self.NAME, f"{use.describe()} is not supported by {self.NAME}")
-        if self.PARSE is None:
-            return _load(target)(dict(self.options), schema, *args)
+            raise UnsupportedError(self.NAME, f"this format does not support {use.describe()}")
         config = self._parse(use, schema)
         return _load(target)(config, schema, *args)
 

@@ -63,7 +63,7 @@ class Use(enum.Flag):
     def describe(self) -> str:
         """``spark.readStream and spark.read``: the entry points of this use, as called."""
         names = [_ENTRY_POINTS[one] for one in _SINGLE_USES if one & self]
-        return " and ".join(names)
+        return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
 
 
 _SINGLE_USES = (Use.STREAM_READ, Use.BATCH_READ, Use.STREAM_WRITE, Use.BATCH_WRITE)

@@ -1,15 +1,12 @@
-"""Spark's grammar for option values: durations, sizes, integers, booleans; and what of a value
-may be shown in a message.
+"""Spark's grammar for option values: durations, sizes, integers and booleans.
 
 A duration (``10s``, ``500ms``, ``PT10S``) or a size (``128m``) means the same in every source
-because every source parses it here. ``showable`` keeps credentials out of messages: a
-connection string pasted into the wrong option, or a URL carrying a SAS token, is never quoted.
+because every source parses it here.
 """
 
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
 
 __all__ = [
     "FALSE_WORDS",
@@ -21,13 +18,10 @@ __all__ = [
     "describe_bounds",
     "parse_duration_seconds",
     "parse_size",
-    "safe_url",
-    "showable",
 ]
 
 LONG_MAX = 2**63 - 1
 _MAX_DURATION_S = LONG_MAX // 1000  # Spark keeps durations as milliseconds in a long
-NOT_SHOWN = "<not shown>"
 
 # Spark's time strings (JavaUtils.timeStringAs) plus a few spelled-out units; a bare number
 # is seconds. ASCII digits only: Python's int() would also take "1_0" and Arabic digits.
@@ -57,28 +51,8 @@ _SIZE_SHIFT = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40, "p": 50}
 INTEGER = re.compile(r"\s*[-+]?[0-9]+\s*", re.ASCII)
 NUMBER = re.compile(r"\s*[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\s*", re.ASCII)
 MAX_DIGITS = 30  # longer numbers cannot be in range, and int() refuses > 4300 digits
-# A value that looks like a credential is never quoted, even for an option that is not secret
-# (a connection string pasted into the wrong option, a URL carrying a SAS token).
-_CREDENTIAL = re.compile(
-    r"sharedaccess|accountkey|sig=|secret|password|passwd|token|credential|[a-z]key=",
-    re.IGNORECASE,
-)
 TRUE_WORDS = {"true", "1", "yes"}
 FALSE_WORDS = {"false", "0", "no"}
-
-
-def safe_url(url: str) -> str:
-    """``url`` without a password or a query string (a SAS token), for messages and logs."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return NOT_SHOWN
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, _, host = netloc.rpartition("@")
-        netloc = (user.split(":", 1)[0] + ":***@" if ":" in user else user + "@") + host
-    query = "***" if parts.query else ""
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 def parse_duration_seconds(text: str, iso: bool = False) -> float:
@@ -132,13 +106,6 @@ def parse_size(text: str) -> int:
     if value > LONG_MAX:
         raise ValueError(text)
     return value
-
-
-def showable(value: str | None) -> str | None:
-    """``value`` as it may appear in a message: URLs without credentials, no key-like text."""
-    if value is None or _CREDENTIAL.search(value):
-        return None
-    return safe_url(value) if "://" in value else value
 
 
 def describe_bounds(minimum: int | None, maximum: int) -> str:

@@ -23,20 +23,23 @@ INT_MAX = 2**31 - 1
 
 ROWS_PER_SECOND = Integer(
     name="rowsPerSecond",
-    doc="Time mode: rows generated per second (like Spark's rate).",
+    doc="Time mode: rows generated per second, like Spark's rate.",
     default="1",
     minimum=1,
     uses=Use.READ,
 )
 RAMP_UP_TIME = Duration(
     name="rampUpTime",
-    doc="Time mode: time to ramp up to rowsPerSecond, in whole seconds.",
+    doc=(
+        "Time mode: how long the rate ramps up to rowsPerSecond (10s, 2m, ...); whole "
+        "seconds, like Spark."
+    ),
     default="0s",
     uses=Use.READ,
 )
 ROWS_PER_BATCH = Integer(
     name="rowsPerBatch",
-    doc="Switches to batch mode (like rate-micro-batch): rows per batch.",
+    doc="Switches to batch mode, like Spark's rate-micro-batch: rows per logical batch.",
     minimum=1,
     uses=Use.READ,
 )
@@ -57,7 +60,10 @@ ADVANCE_MILLIS_PER_BATCH = Integer(
 )
 NUM_PARTITIONS = Integer(
     name="numPartitions",
-    doc="Partitions per batch; value v goes to partition v mod n.",
+    doc=(
+        "Partitions per batch; value v goes to partition v mod n. Spark's rate defaults to the "
+        "default parallelism, which Python sources cannot read: set it on clusters."
+    ),
     shown_default="driver CPU count",
     minimum=1,
     maximum=INT_MAX,
@@ -65,13 +71,13 @@ NUM_PARTITIONS = Integer(
 )
 MAX_ROWS_PER_TRIGGER = Integer(
     name="maxRowsPerTrigger",
-    doc="Admission control: at most this many rows per micro-batch.",
+    doc="Admission control: at most this many rows per micro-batch (ReadMaxRows).",
     minimum=1,
     uses=Use.STREAM_READ,
 )
 TOTAL_ROWS = Integer(
     name="totalRows",
-    doc="Finite stream: stop producing after this many rows; required for spark.read.",
+    doc="Makes the stream finite: no rows beyond this count. Required for spark.read.",
     minimum=1,
     uses=Use.READ,
 )

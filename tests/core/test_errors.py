@@ -1,0 +1,123 @@
+"""Errors have one shape: one public module, one base, the source's name first, no stray kinds.
+
+The static checks read the product's source: an exception class defined outside
+``pysparksources/errors.py``, a built-in error raised where it can reach a user, or a
+hand-typed ``"pyfile: "`` prefix fails here, naming the file and line.
+"""
+
+from __future__ import annotations
+
+import ast
+import pickle
+import re
+
+import pytest
+
+import pysparksources
+from pysparksources import errors
+from pysparksources.errors import OptionError, PySparkSourcesError
+from support.paths import DOCS, PRODUCT
+
+SOURCE = PRODUCT / "src" / "pysparksources"
+PRODUCT_FILES = sorted(SOURCE.rglob("*.py"))
+
+# Exceptions that are caught inside the package and never reach a user, with why.
+PRIVATE_EXCEPTIONS = {
+    "EscapeSeen": "files/_csv_rows.py: switches a csv file to the exact reader, then caught",
+    "PositionError": "eventhubs: a position's parse error, always turned into an OptionError",
+}
+# Modules that may raise ValueError because their caller turns it into ours: the value
+# grammar and every option declaration (Option.parse raises ValueError("expected ..."), which
+# the Options view turns into an OptionError naming the option).
+VALUE_ERROR_ALLOWED = ("_core/option_values.py", "_core/option_table.py", "_option_table.py")
+BUILTIN_ERRORS = {"RuntimeError", "ValueError", "TimeoutError", "Exception", "KeyError"}
+
+
+def test_every_public_error_derives_from_the_base_and_is_exported() -> None:
+    for name in errors.__all__:
+        cls = getattr(errors, name)
+        assert issubclass(cls, PySparkSourcesError), name
+    assert pysparksources.PySparkSourcesError is PySparkSourcesError
+    assert pysparksources.OptionError is OptionError
+    assert issubclass(OptionError, ValueError)  # existing `except ValueError` keeps working
+
+
+def test_messages_start_with_the_source_and_keep_their_parts() -> None:
+    error = errors.DataLossError("pyeventhub", "events 5..9 of partition 1 expired")
+    assert str(error) == "pyeventhub: events 5..9 of partition 1 expired"
+    assert (error.source, error.detail) == ("pyeventhub", "events 5..9 of partition 1 expired")
+    option = OptionError.invalid("pyfile", "maxFileAge", "expected a duration", "soon")
+    assert (
+        str(option) == "pyfile: invalid value 'soon' for option 'maxFileAge': expected a duration"
+    )
+    assert option.option == "maxFileAge"
+
+
+@pytest.mark.parametrize("name", errors.__all__)
+def test_errors_survive_pickling(name: str) -> None:
+    cls = getattr(errors, name)
+    error = (
+        cls("pyfile", "path", "pyfile: x")
+        if cls is OptionError
+        else cls("pyfile", "something is wrong")
+    )
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is cls and str(copy) == str(error) and copy.source == "pyfile"
+
+
+def test_bare_drops_the_traceback() -> None:
+    try:
+        raise errors.CorruptFileError("pyfile", "x.csv: bad quote")
+    except errors.CorruptFileError as caught:
+        assert caught.__traceback__ is not None
+        assert caught.bare().__traceback__ is None
+
+
+def _classes(tree: ast.AST) -> list[ast.ClassDef]:
+    return [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+
+
+def _is_exception(node: ast.ClassDef) -> bool:
+    bases = {ast.unparse(base).rsplit(".", 1)[-1] for base in node.bases}
+    return any(b.endswith(("Error", "Exception")) or b == "Exception" for b in bases)
+
+
+def test_no_exception_class_outside_the_errors_module() -> None:
+    stray = []
+    for path in PRODUCT_FILES:
+        if path.name == "errors.py" and path.parent == SOURCE:
+            continue
+        for node in _classes(ast.parse(path.read_text(), str(path))):
+            if _is_exception(node) and node.name not in PRIVATE_EXCEPTIONS:
+                stray.append(f"{path.relative_to(SOURCE)}:{node.lineno} {node.name}")
+    assert not stray, "define user-facing errors in pysparksources/errors.py: " + ", ".join(stray)
+
+
+def test_no_builtin_error_raised_where_it_can_reach_a_user() -> None:
+    found = []
+    for path in PRODUCT_FILES:
+        relative = path.relative_to(SOURCE).as_posix()
+        allowed = {"ValueError"} if relative.endswith(VALUE_ERROR_ALLOWED) else set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+                name = ast.unparse(node.exc.func)
+                if name in BUILTIN_ERRORS - allowed:
+                    found.append(f"{relative}:{node.lineno} raise {name}(...)")
+    assert not found, "raise a pysparksources.errors class instead: " + ", ".join(found)
+
+
+def test_no_hand_typed_source_prefix() -> None:
+    prefix = re.compile(r"""f?["'](?:pyrate|pyfile|pyeventhub): """)
+    found = [
+        f"{path.relative_to(SOURCE)}:{number}"
+        for path in PRODUCT_FILES
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if prefix.search(line)
+    ]
+    assert not found, "take the prefix from the source's NAME: " + ", ".join(found)
+
+
+def test_the_error_reference_names_every_class() -> None:
+    reference = (DOCS / "errors.md").read_text()
+    missing = [name for name in errors.__all__ if f"`{name}`" not in reference]
+    assert not missing, f"docs/errors.md does not describe {missing}"

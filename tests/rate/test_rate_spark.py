@@ -18,6 +18,7 @@ from pysparksources.rate._timeline import value_at_second
 from pysparksources.rate.config import RateConfig
 from pysparksources.rate.options import parse_options
 from pysparksources.rate.reader import RateStreamReader
+from support.errors import assert_one_line_error
 from support.paths import ROOT
 from support.spark_processes import worker_env
 from support.streams import (
@@ -329,3 +330,21 @@ def test_bad_option_fails_when_the_query_is_defined(
     assert f"'{option.lower()}'" in message.lower() and accepted in message
     # A known option's value is quoted; an unknown one's never is (it may be a misspelled secret).
     assert (f"'{value}'" in message) == (accepted != "did you mean")
+
+
+def test_options_apply_where_declared_and_pyrate_has_no_sink(session: Any) -> None:
+    """A stream-only option on spark.read, and pyrate used as a sink, fail naming why."""
+    batch = session.read.format("pyrate").options(totalRows="5", maxRowsPerTrigger="2")
+    with pytest.raises(Exception) as caught:
+        batch.load().collect()
+    assert_one_line_error(
+        str(caught.value), "pyrate: option 'maxRowsPerTrigger' applies only to spark.readStream"
+    )
+    rows = session.read.format("pyrate").option("totalRows", 3).load()
+    with pytest.raises(Exception) as caught:
+        rows.write.format("pyrate").mode("append").save()
+    message = str(caught.value)
+    assert (
+        "pysparksources.errors.UnsupportedError: pyrate: this format does not support df.write"
+        in (message)
+    ), message

@@ -1,4 +1,4 @@
-"""The deployment recipes of the README, run against the standalone cluster.
+"""The deployment recipes of docs/deploying.md, run against the standalone cluster.
 
 The "bare" interpreter has PySpark and its dependencies but not pysparksources, like a node
 where nobody ran pip install: the package must arrive the way each recipe ships it.

@@ -1,8 +1,9 @@
-"""Differences between pyfile and Spark's file source and sink that the README documents.
+"""Differences between pyfile and Spark's file source and sink that the documentation lists.
 
 Each rule is checked, not just named: a cell counts as "differs (documented)" only when every
 differing value obeys the rule (or pyfile's error matches it); anything else fails the suite.
-The keys appear in the README's "Where pyfile differs" section and in docs/conformance.md.
+The keys appear in the "Where pyfile differs" sections of docs/pyfile-source.md and
+docs/pyfile-sink.md and in docs/conformance.md.
 """
 
 from __future__ import annotations

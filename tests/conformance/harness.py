@@ -9,7 +9,7 @@ corpus:
 
 Rows are compared column by column, exactly: floats by their bits (NaN equals NaN, -0.0 is not
 0.0), decimals as decimals, binary as bytes, timestamps as microseconds. Each comparison is a
-:class:`Cell`: ``same``, ``differs`` (the difference is one the README documents, and every
+:class:`Cell`: ``same``, ``differs`` (the difference is one the documentation lists, and every
 differing value matches that documented rule), ``fails`` (an error, or a difference nobody
 documented) or ``n/a`` (Spark's own writer cannot hold the type in that format).
 """
@@ -56,7 +56,7 @@ class Cell:
 
 @dataclass(frozen=True)
 class Documented:
-    """A difference the README's "Where pyfile differs" section lists, as a checkable rule.
+    """A difference the pyfile pages' "Where pyfile differs" sections list, as a checkable rule.
 
     ``holds(spark_value, pyfile_value)`` must be true for every row where the two differ (values
     in the comparison's canonical form); otherwise the cell fails.

@@ -2,7 +2,7 @@
 
 ``python tests/conformance/report.py`` runs the conformance tests (classic and Spark Connect,
 every zone, the JVM-zone subprocess), then writes docs/conformance.md (the full table:
-type x format x direction x zone) and the README's summary between its conformance markers.
+type x format x direction x zone).
 Nothing in either table is typed by hand: every cell is a comparison the run made.
 """
 
@@ -24,7 +24,6 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 from corpus import COLUMNS, PARTITION_COLUMNS  # noqa: E402
 from harness import DIFFERS, DIRECTIONS, FAILS, FORMATS, NA, SAME, Cell  # noqa: E402
 
-START, END = "<!-- conformance:start -->", "<!-- conformance:end -->"
 ZONE_ORDER = ["default", "America/Los_Angeles", "Asia/Kolkata"]
 
 
@@ -133,7 +132,7 @@ their bits, decimals exactly, binary as bytes, timestamps in microseconds):
 - **write**: the corpus written by pyfile's sink and by Spark's writer, both read back by
   Spark's reader.
 
-`same`: identical. `differs (key)`: a difference the README documents (key below); every
+`same`: identical. `differs (key)`: a difference the pyfile pages document (key below); every
 differing value obeys the documented rule, or pyfile's documented refusal was raised.
 `fails`: anything else. `n/a`: Spark's own writer cannot hold the type in that format
 (csv has no binary or nested types, text one string column). `-`: not run (partition folders
@@ -159,14 +158,6 @@ Totals: {counts(cells)}.
 """
 
 
-def update_readme(cells: list[Cell], readme: Path) -> None:
-    text = readme.read_text()
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    block = f"{START}\n{summary(cells)}\n\nTotals: {counts(cells)}.\n{END}"
-    readme.write_text(head + block + tail)
-
-
 def main() -> int:
     import time
 
@@ -182,7 +173,6 @@ def main() -> int:
             return 1
         cells = load(results)
     (ROOT / "docs" / "conformance.md").write_text(document(cells, seconds))
-    update_readme(cells, ROOT / "README.md")
     print(summary(cells))
     return run.returncode
 

@@ -18,7 +18,7 @@ from spark35_checkpoint import Batch, connector_offset, write_checkpoint
 
 from pysparksources.cli import build_parser, main
 from pysparksources.eventhubs._positions import parse_positions
-from support.paths import README
+from support.paths import DOCS
 
 RECORDED = Path(__file__).parent / "spark35"
 RATE = '{"offset":5,"timestamp":1000}'
@@ -193,9 +193,9 @@ def test_command_line_has_no_traceback_and_imports_no_spark_or_azure(tmp_path: P
     assert failed.stderr.startswith("migrate-checkpoint: error: ")
 
 
-def test_readme_documents_the_command_and_its_options() -> None:
-    readme = README.read_text()
-    section = readme.split("### Migrating from the Scala connector", 1)[1].split("\n## ", 1)[0]
+def test_the_migration_page_documents_the_command_and_its_options() -> None:
+    page = (DOCS / "migrating.md").read_text()
+    section = page.split("## From the Scala connector", 1)[1].split("\n## ", 1)[0]
     assert "pysparksources eventhubs migrate-checkpoint <checkpointLocation>" in section
     assert "**Keep the checkpoint (preferred).**" in section
     parser = build_parser()
@@ -211,4 +211,4 @@ def test_readme_documents_the_command_and_its_options() -> None:
     ]
     assert flags == ["--source-index", "--hub", "--partition-count"]
     for flag in flags:
-        assert flag in section, f"the README's migration section does not mention {flag}"
+        assert flag in section, f"docs/migrating.md's Scala section does not mention {flag}"

@@ -582,7 +582,7 @@ def test_schema_rules_match_spark(session: Any, tmp_path: Path) -> None:
     """FileStreamSource schema: no path / with a given schema; SPARK-20460 duplicate column
     names; SPARK-35320 JSON map keys other than STRING; SPARK-28651's subject (nullability):
     Spark makes every column nullable, pyfile keeps NOT NULL and fails a file holding a null
-    (documented in the README)."""
+    (documented in docs/pyfile-source.md)."""
     from pyspark.sql.types import LongType, StructField, StructType
 
     src = put(tmp_path / "in" / "a.json", '{"foo": 1, "a": 2}\n{"foo": null}\n').parent

@@ -38,6 +38,9 @@ class LinkInfo:
 class Fault:
     """One injected fault.
 
+    With neither trigger (``after_events``, ``after_seconds``) the fault fires at the next
+    matching activity (attach, event, reply).
+
     Parameters
     ----------
     action:
@@ -53,8 +56,6 @@ class Fault:
         Fire on the first matching link alive this long after the fault was added.
     times:
         How often to fire; ``None`` means every time it is due.
-
-    With neither trigger the fault fires at the next matching activity (attach, event, reply).
     """
 
     action: Action

@@ -23,7 +23,10 @@ _MARKER = re.compile(
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """``text`` as one table cell: no line break, escaped pipes, and ``<`` outside code spans
+    as ``&lt;`` (``<namespace>`` would otherwise be an HTML tag that renderers hide)."""
+    parts = text.replace("|", "\\|").replace("\n", " ").split("`")
+    return "`".join(part if i % 2 else part.replace("<", "&lt;") for i, part in enumerate(parts))
 
 
 def _name(option: Option[object]) -> str:

@@ -73,6 +73,7 @@ MARKER_OF_FIXTURE = {
     "cluster_connect": "cluster",
     "eventhubs_emulator_factory": "emulator",
     "azurite": "azurite",
+    "fresh": "wheel",
 }
 
 
@@ -102,7 +103,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         elif item.get_closest_marker("wheel") is not None:  # one build of the source tree
             item.add_marker(pytest.mark.xdist_group("wheel"))
         elif item.get_closest_marker("connect_default_port") is not None:  # port 15002
-            item.add_marker(pytest.mark.xdist_group("connect-default-port"))
+            # The wheel group's pipelines example starts Connect on it too (spark-pipelines).
+            item.add_marker(pytest.mark.xdist_group("wheel"))
     items.sort(key=_run_order)
 
 
@@ -238,6 +240,15 @@ def connect_spark(connect_server: Any) -> Iterator[Any]:
     session = SparkSession.builder.remote(connect_server.url).create()
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def fresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Both distributions built and installed into a fresh, never activated virtual environment
+    (support/fresh_install.py); its tests are marked ``wheel`` and share one build."""
+    from support.fresh_install import fresh_install
+
+    yield from fresh_install(tmp_path_factory.mktemp("wheel"))
 
 
 @pytest.fixture(scope="session", params=["classic", "connect"])

@@ -1,4 +1,6 @@
-"""The warning on import and the command line's check of the Python Spark starts for workers.
+"""The command line's check of the Python Spark starts for workers, and how register() finds
+what the session already resolves. (Importing the package says nothing about the workers'
+Python: tests/core/test_cli_worker_python.py.)
 
 Spark's default worker Python is ``python3`` from PATH; here PATH holds only a link to the base
 interpreter of this virtual environment, which has no pysparksources -- the situation of a
@@ -8,14 +10,13 @@ venv run without activation. (tests/wheel checks the same with a wheel in a fres
 
 from __future__ import annotations
 
-import logging
-import os
-import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import pysparksources
 from pysparksources._core import worker_python as _worker_python
 
 FIX = f"export PYSPARK_PYTHON={sys.executable} before Spark starts"
@@ -34,42 +35,6 @@ def base_python_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return str(bin_dir)
 
 
-def import_warnings(path: str, **extra: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k != "PYSPARK_PYTHON"} | extra
-    env["PATH"] = path
-    result = subprocess.run(
-        [sys.executable, "-c", "import pysparksources, pysparksources.cli"],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stderr
-
-
-def test_import_warns_once_with_the_fix_when_paths_python3_is_another_environment(
-    base_python_path: str,
-) -> None:
-    stderr = import_warnings(base_python_path)
-    assert stderr.count("PYSPARK_PYTHON is unset") == 1, stderr
-    assert f"python3 from PATH ({base_python_path}/python3)" in stderr
-    assert FIX in stderr and "pysparksources doctor" in stderr
-
-
-def test_import_is_quiet_when_the_workers_python_is_set_or_is_this_one(
-    base_python_path: str,
-) -> None:
-    assert import_warnings(base_python_path, PYSPARK_PYTHON=sys.executable) == ""
-    assert import_warnings(str(Path(sys.executable).parent)) == ""
-    # Spark's own workers import the package too: they are the workers' Python.
-    assert import_warnings(base_python_path, PYTHON_WORKER_FACTORY_SECRET="x") == ""
-
-
-def test_import_warns_when_there_is_no_python3_at_all(tmp_path: Path) -> None:
-    stderr = import_warnings(str(tmp_path))
-    assert "there is no python3 on PATH" in stderr and FIX in stderr
-
-
 def test_the_command_lines_check_runs_paths_python3(
     base_python_path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -84,14 +49,42 @@ def test_the_command_lines_check_runs_paths_python3(
     assert _worker_python.path_python_problem() is None  # the user chose; doctor checks it
 
 
-def test_the_import_warning_is_logged_once_per_process(
-    base_python_path: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
-    monkeypatch.setenv("PATH", base_python_path)
-    monkeypatch.setattr(_worker_python, "_warned", False)
-    with caplog.at_level(logging.WARNING, logger="pysparksources"):
-        _worker_python.warn_at_import()
-        _worker_python.warn_at_import()
-    assert len(caplog.records) == 1 and FIX in caplog.text
-    assert _worker_python.already_warned()
+def test_the_session_resolves_the_automatically_registered_classes(spark: Any) -> None:
+    """register() leaves alone what Spark already resolves to the same class (no WARN that it
+    replaced a registered data source); anything else it registers."""
+    from pysparksources._core.probe import ImportProbe
+    from pysparksources._core.registry import load_source
+
+    rate = load_source("pyrate")
+    assert spark.read.format("pyrate").option("totalRows", 2).load().count() == 2
+    assert _worker_python.resolves_to(spark, rate)
+    assert all(_worker_python.resolves_to(spark, load_source(n)) for n in ("pyfile", "pyeventhub"))
+
+    class Another(rate):  # type: ignore[misc, valid-type]
+        """The same name, another class: register() must put it in place."""
+
+    assert not _worker_python.resolves_to(spark, Another)
+    assert not _worker_python.resolves_to(object(), rate)  # no JVM here (Spark Connect)
+    pysparksources.register(spark, "pyrate")
+    assert _worker_python.resolves_to(spark, ImportProbe)  # the probe is registered once
+
+
+def test_a_pickled_class_is_read_without_unpickling() -> None:
+    import pickle
+
+    from pyspark import cloudpickle
+
+    from pysparksources._core.registry import load_source
+
+    rate = load_source("pyrate")
+    expected = ("pysparksources.rate.datasource", "RateDataSource")
+    for protocol in range(2, pickle.HIGHEST_PROTOCOL + 1):
+        assert _worker_python._pickled_class(pickle.dumps(rate, protocol)) == expected
+    assert _worker_python._pickled_class(cloudpickle.dumps(rate)) == expected
+
+    class Local:
+        pass
+
+    by_value = _worker_python._pickled_class(cloudpickle.dumps(Local))
+    assert by_value is not None and by_value[0].startswith("pyspark.cloudpickle")
+    assert _worker_python._pickled_class(b"not a pickle") is None

@@ -4,28 +4,22 @@ way the README says, without activating that environment.
 
 The environment grows in three steps, each checked before the next: the product alone (no
 pytest; ``pysparksources demo`` names the install it needs at once), with ``[spark,eventhubs]``
-(still no pytest), then with ``[demo]``, whose ``pysparksources-emulator`` pip takes from the
+(still no pytest), then with ``[demo,pipelines]``, whose ``pysparksources-emulator`` pip takes from the
 emulator's wheel given next to it. Everything runs from a folder outside the checkout with
 PYSPARK_PYTHON unset and neither this environment nor the fresh one on PATH, so Spark's default
-worker Python is PATH's python3, which has no pysparksources: importing the package,
-register(), the demo and doctor must each name the fix, and with the fix the sources register
-by themselves.
+worker Python is PATH's python3, which has no pysparksources: the README's first script (which
+never imports the package) must end with the line naming the fix, and so must register(), the
+demo and doctor say it, while the commands that start no Spark and importing the package say
+nothing; with the fix the sources register by themselves.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import signal
 import subprocess
-import sys
 import tarfile
-import textwrap
-import time
 import zipfile
-from collections.abc import Iterator
-from dataclasses import dataclass
 from email.parser import Parser
 from pathlib import Path
 
@@ -33,173 +27,14 @@ import pytest
 
 from pysparksources_emulator.testing import bodies, receive, send
 from support.demo_output import check_two_batch_demo
-from support.paths import EMULATOR, PRODUCT
+from support.fresh_install import STEPS, FreshInstall
+from support.paths import EXAMPLES, TESTS
+
+# The README's first snippet, as a complete script: pyrate to the console, awaitTermination.
+FIRST_SNIPPET = EXAMPLES / "pyrate_to_console.py"
 
 # The module's fixture builds both distributions and a fresh venv: about a minute.
 pytestmark = [pytest.mark.wheel, pytest.mark.spark, pytest.mark.slow]
-
-# Spark and connect-mode markers an outer session may have left; PYTHONPATH would leak the
-# checkout into the fresh environment.
-DROPPED = {
-    "PYSPARK_PYTHON",
-    "PYSPARK_DRIVER_PYTHON",
-    "PYTHONPATH",
-    "VIRTUAL_ENV",
-    "SPARK_HOME",
-    "SPARK_CONNECT_MODE_ENABLED",
-    "SPARK_REMOTE",
-    "SPARK_LOCAL_REMOTE",
-}
-
-# The installation steps: pip arguments after the product's wheel file's name.
-STEPS = {"alone": "", "spark,eventhubs": "[spark,eventhubs]", "demo": "[demo]"}
-
-
-@dataclass(frozen=True)
-class Dists:
-    """The four files the builds made."""
-
-    product_wheel: Path
-    product_sdist: Path
-    emulator_wheel: Path
-    emulator_sdist: Path
-
-
-@dataclass(frozen=True)
-class FreshInstall:
-    venv: Path
-    workdir: Path  # outside the checkout
-    env: dict[str, str]  # PYSPARK_PYTHON unset, no virtual environment on PATH
-    dists: Dists
-    installed: dict[str, set[str]]  # step -> the distributions in the venv after it
-    bare_demo: subprocess.CompletedProcess[str]  # `pysparksources demo` after step "alone"
-    bare_demo_seconds: float
-
-    @property
-    def python(self) -> str:
-        return str(self.venv / "bin" / "python")
-
-    def command(self, name: str) -> str:
-        return str(self.venv / "bin" / name)
-
-    def run(
-        self, *args: str, timeout: float = 300, **extra_env: str
-    ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            list(args),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            cwd=self.workdir,
-            env=self.env | extra_env,
-        )
-
-    def script(self, code: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
-        return self.run(self.python, "-c", textwrap.dedent(code), **extra_env)
-
-
-def _path_without_virtual_environments(*venvs: Path) -> str:
-    bins = {os.path.realpath(Path(sys.executable).parent)} | {
-        os.path.realpath(v / "bin") for v in venvs
-    }
-    kept = [p for p in os.environ["PATH"].split(os.pathsep) if os.path.realpath(p) not in bins]
-    return os.pathsep.join(kept)
-
-
-def _timed(label: str, timings: dict[str, float], cmd: list[str], **kwargs: object) -> None:
-    start = time.monotonic()
-    result = subprocess.run(cmd, capture_output=True, text=True, **kwargs)  # type: ignore[call-overload]
-    timings[label] = time.monotonic() - start
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-
-
-def _build_both(dist: Path, timings: dict[str, float]) -> Dists:
-    """``python -m build`` of both projects at once: the sdist, then the wheel from the sdist
-    (so both must be complete)."""
-    start = time.monotonic()
-    builds = {
-        project: subprocess.Popen(
-            [sys.executable, "-m", "build", "--outdir", str(dist), str(project)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        for project in (PRODUCT, EMULATOR)
-    }
-    for project, build in builds.items():
-        output, _ = build.communicate(timeout=600)
-        assert build.returncode == 0, f"{project}:\n{output[-3000:]}"
-    timings["build both"] = time.monotonic() - start
-
-    def one(pattern: str) -> Path:
-        found = sorted(dist.glob(pattern))
-        assert len(found) == 1, (pattern, sorted(dist.iterdir()))
-        return found[0]
-
-    return Dists(
-        product_wheel=one("pysparksources-*.whl"),
-        product_sdist=one("pysparksources-*.tar.gz"),
-        emulator_wheel=one("pysparksources_emulator-*.whl"),
-        emulator_sdist=one("pysparksources_emulator-*.tar.gz"),
-    )
-
-
-def _installed(python: Path) -> set[str]:
-    listed = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "list", "--format=json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return {entry["name"].lower().replace("_", "-") for entry in json.loads(listed.stdout)}
-
-
-@pytest.fixture(scope="module")
-def fresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FreshInstall]:
-    base = tmp_path_factory.mktemp("wheel")
-    timings: dict[str, float] = {}
-    dists = _build_both(base / "dist", timings)
-    venv = base / "venv"
-    python = venv / "bin" / "python"
-    workdir = base / "work"
-    workdir.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in DROPPED}
-    env["PATH"] = _path_without_virtual_environments(venv)
-    env["SPARK_LOCAL_IP"] = "127.0.0.1"
-    # No pip inside: this environment's pip installs into it (pip --python), which saves
-    # bootstrapping pip. Bytecode is compiled as usual: without it every first Python worker
-    # compiles PySpark and can miss Spark's 10 s connect-back deadline on a loaded machine.
-    _timed("venv", timings, [sys.executable, "-m", "venv", "--without-pip", str(venv)])
-    installed: dict[str, set[str]] = {}
-    bare_demo: subprocess.CompletedProcess[str] | None = None
-    bare_demo_seconds = 0.0
-    for step, extras in STEPS.items():
-        # The emulator's wheel goes along only with the extra that needs it: pip must take
-        # `pysparksources-emulator` from that file (it is on no index).
-        extra_files = [str(dists.emulator_wheel)] if step == "demo" else []
-        _timed(
-            f"install {step}",
-            timings,
-            [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
-             f"{dists.product_wheel}{extras}", *extra_files],
-            timeout=900,
-        )  # fmt: skip
-        installed[step] = _installed(python)
-        if step == "alone":
-            start = time.monotonic()
-            bare_demo = subprocess.run(
-                [str(venv / "bin" / "pysparksources"), "demo"],
-                capture_output=True,
-                text=True,
-                timeout=120,
-                cwd=workdir,
-                env=env | {"PYSPARK_PYTHON": str(python)},  # so the only line is the demo's
-            )
-            bare_demo_seconds = time.monotonic() - start
-    print("wheel smoke setup:", ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()))
-    assert bare_demo is not None
-    yield FreshInstall(venv, workdir, env, dists, installed, bare_demo, bare_demo_seconds)
-    shutil.rmtree(base, ignore_errors=True)
 
 
 def _wheel_files(wheel: Path) -> list[str]:
@@ -220,8 +55,9 @@ def _sdist_files(sdist: Path) -> set[str]:
 
 def test_both_sdists_carry_their_project(fresh: FreshInstall) -> None:
     product = _sdist_files(fresh.dists.product_sdist)
-    assert {"pyproject.toml", "README.md", "src/pysparksources/__init__.py"} <= product
+    assert {"pyproject.toml", "setup.py", "README.md", "src/pysparksources/__init__.py"} <= product
     assert {"src/pyspark_pyrate.py", "src/pysparksources/py.typed"} <= product
+    assert "src/_pysparksources_hint.py" in product
     emulator = _sdist_files(fresh.dists.emulator_sdist)
     assert {"pyproject.toml", "README.md", "src/pysparksources_emulator/__init__.py"} <= emulator
     # The emulator's own tests travel in its sdist (not in its wheel).
@@ -265,7 +101,14 @@ def test_the_product_wheel_carries_no_harness(fresh: FreshInstall) -> None:
         "pyspark_pyrate.py",
         "pyspark_pyfile.py",
         "pyspark_pyeventhub.py",
+        "_pysparksources_hint.py",
+        "pysparksources-hint.pth",
     }, top
+    with zipfile.ZipFile(fresh.dists.product_wheel) as archive:
+        pth = archive.read("pysparksources-hint.pth").decode()
+    assert pth == 'import sys; exec("try: import _pysparksources_hint\\nexcept Exception: pass")\n'
+    record = _wheel_text(fresh.dists.product_wheel, "RECORD")  # so pip uninstall removes it
+    assert "\npysparksources-hint.pth," in record
     unwanted = [
         name
         for name in files
@@ -359,15 +202,87 @@ def test_paths_python3_is_not_the_fresh_environment(fresh: FreshInstall) -> None
     assert result.returncode != 0 and "No module named 'pysparksources'" in result.stderr
 
 
-def test_importing_the_package_names_the_fix(fresh: FreshInstall) -> None:
-    result = fresh.script("import pysparksources")
-    assert result.returncode == 0, result.stderr
-    assert f"export PYSPARK_PYTHON={fresh.python} before Spark starts" in result.stderr
-    assert "pysparksources doctor" in result.stderr
-    assert result.stderr.count("PYSPARK_PYTHON is unset") == 1  # once
+def _hint_line(fresh: FreshInstall) -> str:
+    python3 = shutil.which("python3", path=fresh.env["PATH"])
+    return (
+        f"pysparksources: Spark starts its Python workers with {python3} (PYSPARK_PYTHON is "
+        f"unset), which has no pysparksources: export PYSPARK_PYTHON={fresh.python} before "
+        "Spark starts (pysparksources doctor checks a setup)"
+    )
 
-    with_fix = fresh.script("import pysparksources", PYSPARK_PYTHON=fresh.python)
-    assert with_fix.returncode == 0 and with_fix.stderr == ""
+
+def test_the_first_snippet_ends_with_the_fix_and_runs_with_it(fresh: FreshInstall) -> None:
+    """``venv/bin/python app.py``, venv not activated, no export: Spark cannot find pyrate (its
+    lookup runs in PATH's python3), the script never imported pysparksources, and the
+    traceback ends with the one line that names the fix. With that export, it runs."""
+    broken = fresh.run(fresh.python, str(FIRST_SNIPPET))
+    assert broken.returncode == 1, broken.stdout + broken.stderr[-3000:]
+    assert "[DATA_SOURCE_NOT_FOUND] Failed to find the data source: pyrate" in broken.stderr
+    assert broken.stderr.rstrip("\n").splitlines()[-1] == _hint_line(fresh)
+    assert [x for x in broken.stderr.splitlines() if x.startswith("pysparksources")] == [
+        _hint_line(fresh)
+    ]
+
+    fixed = fresh.run(fresh.python, str(FIRST_SNIPPET), PYSPARK_PYTHON=fresh.python)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr[-3000:]
+    assert "Batch: 1" in fixed.stdout and "timestamp|value|" in fixed.stdout
+    assert "pysparksources:" not in fixed.stderr
+
+
+def test_the_start_up_hint_costs_nothing_and_says_nothing_otherwise(fresh: FreshInstall) -> None:
+    """The .pth file chains sys.excepthook at every start and imports nothing else; it prints
+    only for its own failure, and gives way to a program's own excepthook."""
+    started = fresh.script(
+        """
+        import sys
+        loaded = [m for m in sys.modules if m.split(".")[0] in ("pyspark", "pysparksources")]
+        print(sys.excepthook.__module__, sorted(loaded))
+        """
+    )
+    assert started.stdout.split() == ["_pysparksources_hint", "[]"], started.stdout
+    assert started.stderr == ""
+    # A failure of ours without Spark: the text Spark's Py4JJavaError carries.
+    not_found = (
+        "class Py4JJavaError(Exception): pass\n"
+        "raise Py4JJavaError('An error occurred while calling o28.load.\\n: "
+        "org.apache.spark.SparkClassNotFoundException: [DATA_SOURCE_NOT_FOUND] Failed to find "
+        "the data source: pyrate. Make sure the provider name is correct.')\n"
+    )
+    ours = fresh.script(not_found)
+    assert ours.stderr.rstrip("\n").splitlines()[-1] == _hint_line(fresh)
+    other = fresh.script("raise ValueError('boom')")
+    assert other.stderr.rstrip("\n").splitlines()[-1] == "ValueError: boom"
+    assert "pysparksources" not in other.stderr
+    own_hook = fresh.script(
+        "import sys\n"
+        "sys.excepthook = lambda kind, error, tb: print('MINE', kind.__name__, file=sys.stderr)\n"
+        + not_found
+    )
+    assert own_hook.stderr == "MINE Py4JJavaError\n"
+    with_fix = fresh.script(not_found, PYSPARK_PYTHON=fresh.python)
+    assert "pysparksources:" not in with_fix.stderr
+
+
+def test_commands_that_start_no_spark_say_nothing_about_the_workers_python(
+    fresh: FreshInstall,
+) -> None:
+    """PYSPARK_PYTHON unset and PATH's python3 without the package, as everywhere here: only
+    what starts Spark (demo, doctor, register) talks about it."""
+    imported = fresh.script("import pysparksources, pysparksources.cli")
+    assert imported.returncode == 0 and imported.stderr == "", imported.stderr
+    command = fresh.command("pysparksources")
+    helped = fresh.run(command, "--help")
+    assert helped.returncode == 0 and helped.stderr == "", helped.stderr
+    assert helped.stdout.startswith("usage: pysparksources ")
+    assert fresh.run(command, "demo", "--help").stderr == ""
+    checkpoint = TESTS / "eventhubs" / "migrate" / "spark35" / "single"
+    migrated = fresh.run(command, "eventhubs", "migrate-checkpoint", str(checkpoint))
+    assert migrated.returncode == 0, migrated.stderr
+    assert migrated.stdout.startswith("{")
+    assert "PYSPARK_PYTHON" not in migrated.stderr
+    assert all(line.startswith("migrate-checkpoint: ") for line in migrated.stderr.splitlines())
+    emulator = fresh.run(fresh.command("pysparksources-emulator"), "--help")
+    assert emulator.returncode == 0 and emulator.stderr == "", emulator.stderr
 
 
 def test_register_refuses_with_the_fix(fresh: FreshInstall) -> None:
@@ -420,6 +335,7 @@ def test_with_the_fix_sources_register_by_themselves_and_register_works(
         print("IMPORTED_BY_DRIVER", "pysparksources" in sys.modules)
         import pysparksources
         print("REGISTERED", pysparksources.register(spark))
+        print("REGISTERED", pysparksources.register(spark))  # twice: still no WARN
         spark.stop()
         """,
         PYSPARK_PYTHON=fresh.python,
@@ -432,14 +348,30 @@ def test_with_the_fix_sources_register_by_themselves_and_register_works(
     # The driver never imported the package: registration happened inside Spark's lookup.
     assert "IMPORTED_BY_DRIVER False" in result.stdout
     assert "REGISTERED ['pyeventhub', 'pyfile', 'pyrate']" in result.stdout
+    # register() after automatic registration leaves the sources Spark already has alone.
+    assert "WARN DataSourceManager" not in result.stderr, result.stderr[-3000:]
 
 
-def test_the_demo_runs_and_names_the_fix(fresh: FreshInstall) -> None:
-    result = fresh.run(fresh.command("pysparksources"), "demo", "--batches", "2")
+def test_the_demo_runs_names_the_fix_and_keeps_its_output(fresh: FreshInstall) -> None:
+    output = fresh.workdir / "demo-output"
+    command = fresh.command("pysparksources")
+    result = fresh.run(command, "demo", "--batches", "2", "--output", str(output))
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     assert f"export PYSPARK_PYTHON={fresh.python}" in result.stderr
     assert f"this command runs Spark with PYSPARK_PYTHON={fresh.python}" in result.stderr
-    check_two_batch_demo(result.stdout)
+    check_two_batch_demo(result.stdout, output=str(output))
+    # The output is still there, and a reader other than Spark's finds every row in it.
+    counted = fresh.script(
+        f"import pyarrow.parquet as pq; print(pq.read_table({str(output)!r}).num_rows)"
+    )
+    assert counted.stdout.strip() == "3000", counted.stderr
+    # A folder that already holds output is refused before Spark starts, in one line.
+    again = fresh.run(command, "demo", "--output", str(output), timeout=60)
+    assert again.returncode == 2 and again.stdout == ""
+    assert again.stderr.splitlines() == [
+        f"pysparksources demo: --output {output}: give a new or empty folder ({output} is "
+        "not empty)"
+    ]
 
 
 def test_doctor_names_the_fix(fresh: FreshInstall) -> None:

@@ -4,8 +4,7 @@ After ``pip install pysparksources`` every source is registered automatically on
 (Spark imports the top-level ``pyspark_*`` shim modules). :func:`register` does the same
 explicitly, for sessions where automatic lookup has already run or was skipped.
 
-Importing this package starts no JVM and imports no optional dependency. It does log a warning
-(once) when Spark would start its Python workers with another interpreter than this one.
+Importing this package starts no JVM, imports no optional dependency and prints nothing.
 """
 
 from __future__ import annotations
@@ -26,8 +25,6 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-_worker_python.warn_at_import()
-
 
 def source_names() -> list[str]:
     """Short names of every source this package provides."""
@@ -36,6 +33,11 @@ def source_names() -> list[str]:
 
 def register(spark: Any, *names: str, check_workers: bool = True) -> list[str]:
     """Register sources on ``spark`` (classic or Spark Connect) and return their names.
+
+    On a classic session, a name the session already resolves to this very class (registered
+    automatically, or by an earlier call) is left as it is: registering it again would only
+    make Spark log a WARN that it replaced a registered data source. All the names are
+    returned either way.
 
     Parameters
     ----------
@@ -54,5 +56,6 @@ def register(spark: Any, *names: str, check_workers: bool = True) -> list[str]:
     if check_workers:
         _worker_python.require_workers_import(spark)
     for source in sources:
-        spark.dataSource.register(source)
+        if not _worker_python.resolves_to(spark, source):
+            spark.dataSource.register(source)
     return chosen

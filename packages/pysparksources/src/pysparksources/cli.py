@@ -18,13 +18,13 @@ Handler = Callable[[argparse.Namespace, list[str]], int]
 
 
 def _note_worker_python() -> None:
-    """Say what the user's own sessions need; demo and bench point Spark at this interpreter."""
+    """Say what the user's own sessions need, and that the demo points Spark at this
+    interpreter. Only commands that start Spark say it: importing the package says nothing."""
     from pysparksources._core import worker_python as _worker_python
 
-    problem = None if _worker_python.already_warned() else _worker_python.path_python_problem()
+    problem = _worker_python.path_python_problem()
     if problem:
         print(f"pysparksources: {problem}", file=sys.stderr)
-    if problem or _worker_python.already_warned():
         print(
             f"pysparksources: this command runs Spark with PYSPARK_PYTHON={sys.executable}",
             file=sys.stderr,
@@ -40,10 +40,15 @@ def _demo(args: argparse.Namespace, rest: list[str]) -> int:
     except PySparkSourcesError as error:
         print(error, file=sys.stderr)
         return 2
-    from pysparksources._commands.demo import run_demo
+    from pysparksources._commands.demo import check_arguments, run_demo
 
+    try:
+        check_arguments(args.batches, args.output)  # before Spark starts: one line
+    except PySparkSourcesError as error:
+        print(error, file=sys.stderr)
+        return 2
     _note_worker_python()
-    return run_demo(batches=args.batches)
+    return run_demo(batches=args.batches, output=args.output)
 
 
 def _bench(args: argparse.Namespace, rest: list[str]) -> int:
@@ -131,6 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=8,
         help="micro-batches of 1500 rows pyrate writes (default 8); the reader reads them all",
+    )
+    demo.add_argument(
+        "--output",
+        default=None,
+        metavar="DIR",
+        help="keep the parquet output in DIR, a new or empty folder (default: a temporary "
+        "folder, deleted at the end)",
     )
     demo.set_defaults(handler=_demo)
 

@@ -8,6 +8,9 @@ printed as it completes, and a summary at the end says how
 many rows went in and came out, the batch latencies, the lag left and whether Spark's own
 parquet reader finds every generated row exactly once.
 
+The parquet output goes to ``--output DIR`` when given (a new or empty folder, kept), else to
+a temporary folder deleted at the end, whose path is not printed.
+
 Every printed batch carries rows: pyrate runs in batch mode (``rowsPerBatch``: a logical batch
 per trigger, the first one included; a new time-mode stream has no rows due at its first
 trigger), and the reading query starts once the first batch is in the hub.
@@ -84,12 +87,50 @@ class QueryLog:
         )
 
 
+# Printed once above the batches: what the lag column says.
+LAG_LEGEND = (
+    "lag: rows or events not read yet. 'x-y s behind': the first unread event was enqueued x to\n"
+    "y seconds before the newest one. 'time behind not known yet': the reader is still on events\n"
+    "that were in the hub before it started, which LagListener did not see arrive."
+)
+
+
 def _lag_text(lag: dict[str, Any]) -> str:
     if lag["format"] == "pyrate":
         return f"{lag['rowsBehind']:>6} rows"
-    seconds = lag["secondsBehind"]
-    shown = "?" if seconds is None else f"{seconds:.1f}"
-    return f"{lag['eventsBehind']:>6} events, >= {shown} s behind the newest"
+    events, low, high = lag["eventsBehind"], lag["secondsBehind"], lag["secondsBehindMax"]
+    if events == 0:
+        behind = "caught up"
+    elif low is None or high is None:
+        behind = "time behind not known yet"
+    elif f"{low:.1f}" == f"{high:.1f}":
+        behind = f"{low:.1f} s behind"
+    else:
+        behind = f"{low:.1f}-{high:.1f} s behind"
+    return f"{events:>6} events, {behind}"
+
+
+def check_arguments(batches: int, output: str | None) -> Path | None:
+    """Raise :class:`ArgumentError` for a bad ``--batches`` or ``--output``; return the output
+    folder (resolved), if any. ``--output`` must be a new or empty folder: one that already
+    holds a sink's output would make pyfile skip the batches it has seen."""
+    if batches < 1:
+        raise ArgumentError(DEMO, f"--batches must be at least 1, got {batches}")
+    if output is None:
+        return None
+    folder = Path(output).expanduser().resolve()
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise ArgumentError(
+            DEMO, f"--output {output}: give a new or empty folder ({folder} is not empty)"
+        )
+    return folder
+
+
+def output_line(folder: Path | None) -> str:
+    """Where the parquet output goes, for the lines printed before the queries start."""
+    if folder is None:
+        return "parquet output in a temporary folder, deleted at the end (--output DIR keeps it)"
+    return f"parquet output in {folder} (kept)"
 
 
 class _DemoListener(LagListener):
@@ -121,28 +162,32 @@ def _wait(queries: list[Any], until: Any, deadline: float, what: str) -> None:
         time.sleep(0.1)
 
 
-def run_demo(batches: int = 8, rows_per_batch: int = 1500, timeout: float = 300) -> int:
-    """Run both queries until every generated row is in the parquet output; 0 when exact."""
+def run_demo(
+    batches: int = 8, rows_per_batch: int = 1500, timeout: float = 300, output: str | None = None
+) -> int:
+    """Run both queries until every generated row is in the parquet output; 0 when exact.
+
+    ``output``: a new or empty folder that keeps the parquet output (else a temporary one)."""
     check_requirements()
     from pysparksources_emulator import EventHubsEmulator
 
-    if batches < 1:
-        raise ArgumentError(DEMO, f"--batches must be at least 1, got {batches}")
+    kept = check_arguments(batches, output)
     started = time.monotonic()
     spark = local_session("pysparksources-demo")
     total = batches * rows_per_batch
     emulator = EventHubsEmulator.for_hubs({HUB: 2})
     with tempfile.TemporaryDirectory(prefix="pysparksources-demo-") as tmp, emulator:
         conn = emulator.connection_string(HUB)
-        out = Path(tmp) / "out"
+        out = kept or Path(tmp) / "out"
         print(
             f"Spark {spark.version} ({spark.sparkContext.master}); Event Hubs emulator on "
-            f"{emulator.endpoint}, hub '{HUB}' (2 partitions); output {out}"
+            f"{emulator.endpoint}, hub '{HUB}' (2 partitions); {output_line(kept)}"
         )
         print(
             f"pyrate writes {batches} batches of {rows_per_batch} rows ({total} in all), one "
             f"per {TRIGGER}; the reader starts once the first batch is in the hub"
         )
+        print(LAG_LEGEND)
         listener = _DemoListener()
         produced = listener.logs["demo-produce"] = QueryLog("pyrate -> pyeventhub")
         consumed = listener.logs["demo-consume"] = QueryLog("pyeventhub -> pyfile")
@@ -229,4 +274,6 @@ def run_demo(batches: int = 8, rows_per_batch: int = 1500, timeout: float = 300)
         else f"NO: {row.n} rows, {row.distinct_values} distinct values {row.lo}..{row.hi}"
     )
     print(f"  exactly once      {verdict}")
+    if kept is not None:
+        print(f"  output            {kept} (parquet; spark.read.parquet reads it)")
     return 0 if exact else 1

@@ -6,9 +6,14 @@ Run from a virtual environment that is not activated, that is another Python: ex
 registered sources then fail inside the workers with ``ModuleNotFoundError``, and automatic
 registration silently finds nothing. The checks here turn that into one message with the fix:
 
-- :func:`warn_at_import` (on ``import pysparksources``): no subprocess, a warning, once;
-- :func:`path_python_problem` (the command line): runs PATH's ``python3`` to see;
-- :func:`require_workers_import` (``register()``): asks the session's own workers.
+- :func:`path_python_problem` (``demo``, which starts Spark): runs PATH's ``python3`` to see;
+- :func:`require_workers_import` (``register()``): asks the session's own workers;
+- the top-level ``_pysparksources_hint`` (loaded at interpreter start by a .pth file): one
+  line after the traceback when Spark fails for this reason in a program that never imported
+  pysparksources.
+
+Importing the package says nothing: most of what imports it (the command line's ``--help``,
+``eventhubs migrate-checkpoint``) never starts Spark.
 """
 
 from __future__ import annotations
@@ -26,13 +31,11 @@ __all__ = [
     "fix",
     "import_failure",
     "path_python_problem",
-    "quick_problem",
     "require_workers_import",
-    "warn_at_import",
+    "resolves_to",
 ]
 
 _log = logging.getLogger("pysparksources")
-_warned = False
 
 # Spark sets this in the environment of every Python worker it starts.
 _IN_SPARK_WORKER = "PYTHON_WORKER_FACTORY_SECRET"
@@ -77,35 +80,6 @@ def _no_python3() -> str:
     )
 
 
-def quick_problem() -> str | None:
-    """Without running anything: is PATH's ``python3`` (Spark's default) another environment?"""
-    decided_by_path, python = _unset_and_path_python()
-    if not decided_by_path:
-        return None
-    if python is None:
-        return _no_python3()
-    if _runs_this_environment(python) is not False:
-        return None
-    return (
-        f"PYSPARK_PYTHON is unset, so Spark starts its Python workers with python3 from PATH "
-        f"({python}), not with this interpreter ({sys.executable}); sources fail there or do "
-        f"not register. Fix: {fix()} ({_DOCTOR})."
-    )
-
-
-def warn_at_import() -> None:
-    """Log :func:`quick_problem` once per process (Spark's own workers excepted)."""
-    global _warned
-    problem = None if _warned else quick_problem()
-    if problem:
-        _warned = True
-        _log.warning("pysparksources: %s", problem)
-
-
-def already_warned() -> bool:
-    return _warned
-
-
 def import_failure(python: str, timeout: float = 120) -> str | None:
     """Why ``python`` cannot import pysparksources and pyarrow (None when it can)."""
     try:
@@ -123,7 +97,8 @@ def import_failure(python: str, timeout: float = 120) -> str | None:
 
 
 def path_python_problem() -> str | None:
-    """Like :func:`quick_problem`, but runs PATH's ``python3`` when that is what decides."""
+    """Why Spark's default worker Python cannot run these sources, when PYSPARK_PYTHON is unset
+    and PATH's ``python3`` (run to see) is another environment without the package."""
     decided_by_path, python = _unset_and_path_python()
     if not decided_by_path:
         return None
@@ -187,7 +162,8 @@ def require_workers_import(spark: Any) -> None:
     from pysparksources import __version__
     from pysparksources._core.probe import ImportProbe
 
-    spark.dataSource.register(ImportProbe)
+    if not resolves_to(spark, ImportProbe):
+        spark.dataSource.register(ImportProbe)
     try:
         seen = spark.read.format(ImportProbe.name()).load().schema.fieldNames()
     except Exception as exc:
@@ -198,3 +174,52 @@ def require_workers_import(spark: Any) -> None:
             __version__,
             ", ".join(seen),
         )
+
+
+def _pickled_class(pickled: bytes) -> tuple[str, str] | None:
+    """(module, qualified name) of the class a pickle references first, without unpickling.
+
+    A class pickled by reference is that one global and nothing else; a class pickled by
+    value (cloudpickle) starts with a global of cloudpickle's own.
+    """
+    import pickletools
+
+    strings: list[str] = []
+    try:
+        for opcode, argument, _ in pickletools.genops(pickled):
+            if opcode.name in ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE"):
+                strings.append(str(argument))
+            elif opcode.name == "STACK_GLOBAL":
+                return (strings[-2], strings[-1]) if len(strings) >= 2 else None
+            elif opcode.name == "GLOBAL":
+                module, _, name = str(argument).partition(" ")
+                return module, name
+    except Exception:  # not a pickle this reading understands: not ours
+        return None
+    return None
+
+
+def resolves_to(spark: Any, source: type) -> bool:
+    """Whether ``spark`` already resolves ``source.name()`` to ``source`` itself.
+
+    Spark's automatic registration (the ``pyspark_*`` shims) or an earlier ``register()`` put
+    the same class there; registering it again only makes Spark log ``WARN DataSourceManager:
+    The data source pyrate replaced a statically (or previously) registered data source``.
+    Classic sessions only: it asks the session's DataSourceManager through the private
+    ``spark._jsparkSession`` and reads the registered class's pickle without unpickling it.
+    Anything unexpected (Spark Connect, which has no JVM here; another Spark version) answers
+    False, and the caller registers as before.
+    """
+    session = getattr(spark, "_jsparkSession", None)
+    if session is None:
+        return False
+    try:
+        manager = session.sessionState().dataSourceManager()
+        name = source.name()  # type: ignore[attr-defined]
+        if not manager.dataSourceExists(name):
+            return False
+        signed = str(manager.lookupDataSource(name).dataSourceCls().command().mkString(","))
+        pickled = bytes(int(value) % 256 for value in signed.split(",") if value)
+    except Exception:
+        return False
+    return _pickled_class(pickled) == (source.__module__, source.__qualname__)

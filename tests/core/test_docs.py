@@ -53,3 +53,15 @@ def test_a_rendered_table_shows_every_option_with_its_default() -> None:
 
 def test_readme_names_the_two_commands() -> None:
     assert "./dev demo" in README and "./dev test" in README
+
+
+def test_the_readmes_example_code_is_the_examples_own() -> None:
+    """Each Python block after a link to an example is a verbatim excerpt of that script (CI
+    runs the scripts, so the README shows code that runs)."""
+    from support.paths import EXAMPLES
+
+    shown = re.findall(r"\]\((examples/[\w/]+\.py)\).*?```python\n(.*?)```", README, re.DOTALL)
+    assert len(shown) >= 3, shown
+    for path, block in shown:
+        script = (EXAMPLES.parent / path).read_text()
+        assert block in script, f"README's block after {path} is not a verbatim excerpt of it"

@@ -2,7 +2,9 @@
 
 Set ``PYSPARKSOURCES_EVENTHUBS_CONNECTION_STRING`` (namespace-level, or with EntityPath) and
 ``PYSPARKSOURCES_EVENTHUBS_HUB`` (default ``eh1``; a hub with at least 2 partitions and the
-consumer group ``$Default``). Without the connection string every test is skipped. Each test
+consumer group ``$Default``). Without the connection string every test is skipped. The
+unknown-consumer-group case also runs pysparksources' own check when pysparksources is
+installed. Each test
 sends a unique marker and reads from ``@latest``-style positions it recorded itself, so it
 works on a hub that already holds data.
 """
@@ -104,6 +106,67 @@ def test_partition_key_routing_is_stable() -> None:
     last = props["last_enqueued_sequence_number"]
     events = _receive(expected, last - 1, 2, inclusive=True)
     assert [e.body_as_str() for e in events] == [marker, marker]
+
+
+def test_an_unknown_consumer_group_is_refused_and_pyeventhub_names_it() -> None:
+    """The service refuses a receiver of a group the hub does not have with amqp:not-found,
+    and pyeventhub's start-up check and its read tasks name the group (by condition: whatever
+    the service's wording)."""
+    assert CONN is not None
+    group = f"no-such-group-{uuid.uuid4().hex[:8]}"
+    client = azure_eventhub.EventHubConsumerClient.from_connection_string(
+        CONN, consumer_group=group, eventhub_name=HUB, retry_total=0
+    )
+    errors: list[BaseException] = []
+    reported = threading.Event()
+
+    def on_error(_context: Any, error: BaseException) -> None:
+        errors.append(error)
+        reported.set()
+
+    thread = threading.Thread(
+        target=client.receive,
+        kwargs={
+            "on_event": lambda *_: None,
+            "on_error": on_error,
+            "partition_id": "0",
+            "starting_position": "@latest",
+            "max_wait_time": 1,
+        },
+        daemon=True,
+    )
+    thread.start()
+    reported.wait(60)
+    client.close()
+    thread.join(30)
+    assert errors, f"a receiver of consumer group {group!r} was not refused"
+    assert getattr(errors[0], "error", None) == "not-found", repr(errors[0])  # amqp:not-found
+
+    options = pytest.importorskip("pysparksources.eventhubs.options")
+    from pysparksources._core.option_table import Use
+    from pysparksources.errors import OptionError
+    from pysparksources.eventhubs._metadata import HubMetadata
+    from pysparksources.eventhubs._receivers import PositionedReceiver
+
+    raw = {"connectionString": CONN, "consumerGroup": group, "operationTimeout": "60s"}
+    if "entitypath=" not in CONN.lower():
+        raw["eventHubName"] = HUB
+    config = options.parse_options(raw, Use.STREAM_READ)
+    named = f"consumer group '{group}' does not exist in hub '{config.connection.event_hub}'"
+    metadata = HubMetadata(config)
+    try:
+        with pytest.raises(OptionError) as at_start:
+            metadata.partitions()
+    finally:
+        metadata.close()
+    assert named in str(at_start.value) and at_start.value.option == "consumerGroup"
+    receiver = PositionedReceiver(config, "0", "@latest")  # what a read task opens
+    try:
+        with pytest.raises(OptionError) as in_task:
+            receiver.first_event(timeout=60)
+    finally:
+        receiver.close()
+    assert named in str(in_task.value)
 
 
 def test_bad_key_is_an_authentication_error() -> None:

@@ -38,7 +38,7 @@ def test_cli_serves_config_hubs_until_interrupted(tmp_path: Path) -> None:
     path.write_text(json.dumps(config))
     command = [
         COMMAND, "--port", "0", "--config", str(path), "--hub", "extra:1",
-        "--data-dir", str(tmp_path / "data"),
+        "--data-dir", str(tmp_path / "data"), "--consumer-group", "spark",
     ]  # fmt: skip
     stderr = tmp_path / "stderr"
     with stderr.open("w") as err:
@@ -46,14 +46,18 @@ def test_cli_serves_config_hubs_until_interrupted(tmp_path: Path) -> None:
     try:
         assert proc.stdout is not None
         conns = {}
+        printed = []
         while len(conns) < 2:
             line = proc.stdout.readline()
             assert line, "the emulator exited early"
+            printed.append(line.strip())
             if line.strip().startswith("Endpoint="):
                 conn = line.strip()
                 conns[conn.split("EntityPath=")[1].split(";")[0]] = conn
+        assert "hub fromfile: 2 partitions; groups $Default, spark" in printed
         send(conns["fromfile"], ["via-cli"], partition_id="1")
         assert bodies(receive(conns["fromfile"], "1", "-1", 1)) == ["via-cli"]
+        assert bodies(receive(conns["fromfile"], "1", "-1", 1, group="spark")) == ["via-cli"]
         proc.send_signal(signal.SIGUSR1)  # the documented stack dump, which leaves it serving
         deadline = time.monotonic() + 10
         while "_serve.py" not in stderr.read_text() and time.monotonic() < deadline:

@@ -79,3 +79,16 @@ def test_both_partition_id_and_key_on_a_row_is_named(
     )
     message = failure(df, tmp_path, {"connectionString": conn})
     assert "both partitionId ('1') and partitionKey ('k')" in message
+
+
+def test_a_hub_the_namespace_does_not_have_fails_the_first_send_naming_it(
+    spark: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
+) -> None:
+    # Not retried: maxRetries and retryBackoff this large would hold the task for minutes.
+    conn = eventhubs_emulator.connection_string("nohub", key_name="root", key=SECRET)
+    df = rate(spark, 10, 10, capped=False).selectExpr("CAST(value AS STRING) AS body")
+    options = {"connectionString": conn, "maxRetries": "20", "retryBackoff": "30s"}
+    message = failure(df, tmp_path, options)
+    assert "OptionError: pyeventhub: event hub 'nohub' does not exist in namespace" in message
+    assert "check option 'eventHubName' (or the connection string's EntityPath)" in message
+    assert SECRET not in message

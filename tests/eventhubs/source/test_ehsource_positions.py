@@ -98,13 +98,15 @@ def test_a_slow_start_position_is_waited_for_and_an_unfindable_one_fails_the_que
     cut = datetime.now(timezone.utc) - timedelta(seconds=1)
     send(conn, [f"e{i}" for i in range(5)], partition_id="0")
     position = json.dumps({"enqueuedTime": cut.isoformat()})
-    eventhubs_emulator.add_fault(Fault("delay", link="receiver", partition=0, delay=7.0))
+    # Two receivers attach to partition 0 at the start: the consumer group check's, then the
+    # search's. Both attach late (the check is waited for up to operationTimeout too).
+    eventhubs_emulator.add_fault(Fault("delay", link="receiver", partition=0, delay=7.0, times=2))
     # A receive budget below one event's size: each event still flows, alone.
     df = reader(session, conn, startingPosition=position, receiverBufferBytes="1000")
     run_to_parquet(df, tmp_path, "slow")
     assert seqs(read_back(session, tmp_path, "slow")) == p0(0, 1, 2, 3, 4)
 
-    eventhubs_emulator.add_fault(Fault("delay", link="receiver", partition=0, delay=30.0))
+    eventhubs_emulator.add_fault(Fault("delay", link="receiver", partition=0, delay=30.0, times=2))
     df = reader(session, conn, startingPosition=position, operationTimeout="2s")
     with pytest.raises(Exception) as failed:  # classic and Connect raise different types
         run_to_parquet(df, tmp_path, "unfindable")

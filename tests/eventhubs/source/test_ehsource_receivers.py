@@ -3,6 +3,7 @@ much it holds."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 
@@ -10,9 +11,12 @@ import pytest
 from azure.eventhub import EventData
 
 from pysparksources._core.option_table import Use
+from pysparksources.errors import OptionError
 from pysparksources.eventhubs._receivers import PositionedReceiver, acquire, close_all, release
 from pysparksources.eventhubs.config import SourceConfig
 from pysparksources.eventhubs.options import parse_options
+from pysparksources.eventhubs.planning import EventHubPartition
+from pysparksources.eventhubs.reader import read_partition
 from pysparksources_emulator import EventHubsEmulator, Fault
 from support.eventhubs import send
 
@@ -142,3 +146,18 @@ def test_events_larger_than_the_whole_budget_still_flow(
         assert receiver.waiting() == (0, 0)
     finally:
         receiver.close()
+
+
+def test_a_receiver_refused_with_not_found_fails_its_task_at_once_without_reconnecting(
+    eventhubs_emulator: EventHubsEmulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The SDK re-attaches a refused receiver forever without a word; the task would have
+    # waited receiverTimeout, then blamed missing events.
+    conn = eventhubs_emulator.connection_string("test")
+    send(conn, ["a"], partition_id="0")
+    config = _config(conn, consumerGroup="spark", receiverTimeout="3m")
+    with caplog.at_level(logging.WARNING), pytest.raises(OptionError) as refused:
+        list(read_partition(EventHubPartition(config, "0", 0, 1, 0)))
+    assert "consumer group 'spark' does not exist in hub 'test'" in str(refused.value)
+    assert refused.value.option == "consumerGroup"
+    assert "reconnecting" not in caplog.text  # only the one new receiver that confirms it

@@ -344,3 +344,60 @@ def test_defaults_come_from_the_option_table() -> None:
         assert declared.default_value(Use.STREAM_READ) == value, option
     starting = next(o for o in TABLE.options if o.name == "startingPosition")
     assert starting.default_value(Use.BATCH_READ) == batch.starting
+
+
+def test_what_the_sdk_clients_give_up_on_at_once_and_how_it_is_named() -> None:
+    # The SDK's own error types, built as its transport builds them; decided by AMQP condition
+    # and exception type, whatever the description says.
+    import socket
+
+    from azure.eventhub._pyamqp.error import (
+        AMQPConnectionError,
+        AMQPLinkError,
+        ErrorCondition,
+        MessageException,
+    )
+    from azure.eventhub.exceptions import ConnectionLostError
+
+    from pysparksources.eventhubs._refusals import gives_up, refusal
+
+    link = AMQPLinkError(ErrorCondition.NotFound, description="anything at all")
+    refused = AMQPConnectionError(
+        ErrorCondition.SocketError, description="x", error=ConnectionRefusedError(111, "refused")
+    )
+    no_name = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    unknown_host = AMQPConnectionError(ErrorCondition.SocketError, description="x", error=no_name)
+    no_answer = socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+    dns_down = AMQPConnectionError(ErrorCondition.SocketError, description="x", error=no_answer)
+    delivery = MessageException(ErrorCondition.NotFound, description="The session channel ...")
+    assert [refusal(e) for e in (link, refused, unknown_host, dns_down, delivery)] == [
+        "not-found",
+        "refused",
+        "unresolved",
+        "unresolved",
+        None,  # a delivery refused with amqp:not-found is passing trouble, not a missing entity
+    ]
+    # Always at amqp:not-found; at a refused connection or a name that does not exist only
+    # before the query reached the service; never at a resolver that did not answer.
+    assert [gives_up(e, first_contact=True) for e in (link, refused, unknown_host, dns_down)] == [
+        True,
+        True,
+        True,
+        False,
+    ]
+    assert [gives_up(e, first_contact=False) for e in (link, refused, unknown_host)] == [
+        True,
+        False,
+        False,
+    ]
+    # The SDK error raised for the link error carries it as its cause (or only its condition).
+    wrapped = ConnectionLostError("lost", link)
+    wrapped.__cause__ = link
+    assert refusal(wrapped) == "not-found" == refusal(ConnectionLostError("lost", link))
+    connection = config(consumerGroup="spark").connection
+    named = connection.refused(wrapped, "spark")
+    assert named is not None and named.option == "consumerGroup"
+    assert str(named).startswith("pyeventhub: consumer group 'spark' does not exist in hub 'h'")
+    hub = connection.refused(wrapped)
+    assert hub is not None and hub.option == "eventHubName" and "SECRETKEY42" not in str(hub)
+    assert connection.refused(ValueError("no")) is None

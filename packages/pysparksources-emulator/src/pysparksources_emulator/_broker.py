@@ -6,6 +6,8 @@ Everything here runs on the server's event loop thread; it knows nothing about f
 from __future__ import annotations
 
 import itertools
+import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -13,9 +15,29 @@ from pysparksources_emulator._config import EmulatorConfig, HubConfig
 from pysparksources_emulator._partition_key import partition_for_key
 from pysparksources_emulator._storage import PartitionLog
 
-__all__ = ["Broker", "EntityError", "Hub", "ReaderSlot", "parse_entity"]
+__all__ = ["Broker", "EntityError", "Hub", "ReaderSlot", "not_found", "parse_entity"]
 
 NON_EPOCH_READER_LIMIT = 5
+# The service's entity path for a consumer group carries an internal number after '~'
+# ('<namespace>:eventhub:<hub>~32766|<group>' in a user's report); any number will do here.
+_ENTITY_SUFFIX = "~32766"
+
+
+def not_found(entity: str) -> EntityError:
+    """``amqp:not-found`` for a hub or consumer group, worded as Event Hubs words it.
+
+    The shape comes from the service's replies quoted in public reports (the condition is
+    what clients act on; the text is for people): "The messaging entity '...' could not be
+    found. To know more visit https://aka.ms/sbResourceMgrExceptions." then the tracking
+    fields every service error ends with.
+    """
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+    return EntityError(
+        "amqp:not-found",
+        f"The messaging entity '{entity}' could not be found. To know more visit "
+        f"https://aka.ms/sbResourceMgrExceptions.  TrackingId:{uuid.uuid4()}_G0, "
+        f"SystemTracker:{entity}, Timestamp:{stamp}",
+    )
 
 
 class EntityError(Exception):
@@ -141,13 +163,12 @@ class Broker:
 
     # -- resolving addresses -----------------------------------------------------------------
 
-    def hub(self, name: str) -> Hub:
+    def hub(self, name: str, path: str = "") -> Hub:
+        """The hub named ``name``; else ``amqp:not-found`` naming ``sb://<host>/<name><path>``
+        (``path``: the rest of the link's address, as the service names it)."""
         hub = self.hubs.get(name.lower())
         if hub is None:
-            raise EntityError(
-                "amqp:not-found",
-                f"The messaging entity 'sb://{self.host}/{name}' could not be found.",
-            )
+            raise not_found(f"sb://{self.host}/{name}{path}")
         return hub
 
     def partition_index(self, hub: Hub, text: str) -> int:
@@ -175,17 +196,17 @@ class Broker:
 
     def resolve_receiver(self, address: str) -> tuple[Hub, str, int]:
         entity = parse_entity(address)
-        hub = self.hub(entity.hub)
         if entity.consumer_group is None or entity.partition is None:
             raise EntityError(
                 "amqp:not-found",
                 f"Receivers need '<hub>/ConsumerGroups/<group>/Partitions/<id>', got '{address}'.",
             )
+        path = f"/consumergroups/{entity.consumer_group}/partitions/{entity.partition}"
+        hub = self.hub(entity.hub, path)
         if not hub.has_group(entity.consumer_group):
-            raise EntityError(
-                "amqp:not-found",
-                f"The messaging entity 'sb://{self.host}/{hub.name}/consumergroups/"
-                f"{entity.consumer_group}' could not be found.",
+            namespace = self.config.namespace
+            raise not_found(
+                f"{namespace}:eventhub:{hub.name}{_ENTITY_SUFFIX}|{entity.consumer_group}"
             )
         group = next(
             g for g in hub.config.consumer_groups if g.lower() == entity.consumer_group.lower()

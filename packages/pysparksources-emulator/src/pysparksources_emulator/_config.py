@@ -17,9 +17,19 @@ from typing import Any
 
 from pysparksources_emulator._storage import FsyncPolicy
 
-__all__ = ["DEFAULT_CONSUMER_GROUP", "EmulatorConfig", "HubConfig"]
+__all__ = [
+    "DEFAULT_CONSUMER_GROUP",
+    "DEFAULT_NAMESPACE",
+    "EmulatorConfig",
+    "HubConfig",
+    "parse_hub_spec",
+]
 
 DEFAULT_CONSUMER_GROUP = "$Default"
+# The namespace name the service puts in some error descriptions (an unknown consumer group
+# names '<namespace>:eventhub:<hub>~<n>|<group>'); Microsoft's emulator's default Config.json
+# calls its namespace emulatorNs1. A Config.json's NamespaceConfig Name replaces it.
+DEFAULT_NAMESPACE = "emulatorns1"
 MAX_MESSAGE_SIZE = 1024 * 1024
 
 
@@ -45,6 +55,30 @@ class HubConfig:
                 groups.append(group)
         self.consumer_groups = groups
 
+    def add_consumer_groups(self, names: Iterable[str]) -> None:
+        """Add consumer groups (one already there, in any case, is kept once)."""
+        for name in names:
+            if not name or "/" in name:
+                raise ValueError(f"hub {self.name!r}: invalid consumer group name {name!r}")
+            if name.lower() not in {g.lower() for g in self.consumer_groups}:
+                self.consumer_groups.append(name)
+
+
+def parse_hub_spec(spec: str) -> HubConfig:
+    """``NAME[:PARTITIONS[:GROUP,GROUP...]]`` (the command line's ``--hub``): a hub with that
+    many partitions (2 when not given) and those consumer groups besides ``$Default``."""
+    name, _, rest = spec.partition(":")
+    count, _, groups = rest.partition(":")
+    try:
+        partitions = int(count) if count.strip() else 2
+    except ValueError:
+        raise ValueError(
+            f"{spec!r}: expected NAME:PARTITIONS[:GROUP,...], e.g. orders:4:spark"
+        ) from None
+    hub = HubConfig(name.strip(), partitions)
+    hub.add_consumer_groups(g.strip() for g in groups.split(",") if g.strip())
+    return hub
+
 
 @dataclass
 class EmulatorConfig:
@@ -62,6 +96,8 @@ class EmulatorConfig:
         ``always``, ``interval`` (every ``fsync_interval`` seconds) or ``never``.
     clock:
         Seconds since the epoch; inject a fake one to test retention.
+    namespace:
+        The namespace's name, as the service names it in some error descriptions.
     """
 
     hubs: list[HubConfig] = field(default_factory=list)
@@ -72,6 +108,7 @@ class EmulatorConfig:
     segment_bytes: int = 16 * 1024 * 1024
     retention_check_interval: float = 1.0
     clock: Callable[[], float] = time.time
+    namespace: str = DEFAULT_NAMESPACE
 
     def hub(self, name: str) -> HubConfig | None:
         for hub in self.hubs:
@@ -79,14 +116,16 @@ class EmulatorConfig:
                 return hub
         return None
 
+    def add_consumer_groups(self, names: Iterable[str]) -> None:
+        """Add consumer groups to every hub (the command line's ``--consumer-group``)."""
+        names = list(names)
+        for hub in self.hubs:
+            hub.add_consumer_groups(names)
+
     @classmethod
     def from_hub_specs(cls, specs: Iterable[str], **kwargs: Any) -> EmulatorConfig:
-        """Build from ``name:partitions`` strings (the CLI's ``--hub``)."""
-        hubs = []
-        for spec in specs:
-            name, _, count = spec.partition(":")
-            hubs.append(HubConfig(name, int(count) if count else 2))
-        return cls(hubs=hubs, **kwargs)
+        """Build from ``name[:partitions[:group,...]]`` strings (the CLI's ``--hub``)."""
+        return cls(hubs=[parse_hub_spec(spec) for spec in specs], **kwargs)
 
     @classmethod
     def from_file(cls, path: str | Path, **overrides: Any) -> EmulatorConfig:
@@ -96,10 +135,13 @@ class EmulatorConfig:
     def from_dict(cls, data: dict[str, Any], **overrides: Any) -> EmulatorConfig:
         """Read Microsoft's shape: ``UserConfig.NamespaceConfig[].Entities[]``."""
         hubs: list[HubConfig] = []
+        names: list[str] = []
         user = data.get("UserConfig", {})
         for namespace in user.get("NamespaceConfig", []):
             if str(namespace.get("Type", "EventHub")).lower() != "eventhub":
                 continue
+            if namespace.get("Name"):
+                names.append(str(namespace["Name"]))
             for entity in namespace.get("Entities", []):
                 groups = [g["Name"] for g in entity.get("ConsumerGroups", [])]
                 hubs.append(
@@ -111,6 +153,8 @@ class EmulatorConfig:
                 )
         extra = data.get("PySparkSources", {})
         kwargs: dict[str, Any] = {"hubs": hubs}
+        if names:
+            kwargs["namespace"] = names[0]
         if "SharedAccessKeys" in extra:
             kwargs["keys"] = dict(extra["SharedAccessKeys"])
         if "DataDir" in extra:

@@ -14,7 +14,7 @@ import sys
 import threading
 from pathlib import Path
 
-from pysparksources_emulator._config import EmulatorConfig, HubConfig
+from pysparksources_emulator._config import EmulatorConfig, HubConfig, parse_hub_spec
 from pysparksources_emulator._emulator import EventHubsEmulator
 
 __all__ = ["build_parser", "main"]
@@ -36,8 +36,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--hub",
         action="append",
         default=[],
-        metavar="NAME:PARTITIONS",
-        help="serve a hub (repeatable); default eh1:2 when no --config",
+        type=_hub_spec,
+        metavar="NAME:PARTITIONS[:GROUP,...]",
+        help="serve a hub, with consumer groups besides $Default (repeatable); "
+        "default eh1:2 when no --config",
+    )
+    parser.add_argument(
+        "--consumer-group",
+        action="append",
+        default=[],
+        type=_group_name,
+        metavar="NAME",
+        help="add a consumer group to every hub served (repeatable); every hub has $Default, "
+        "and a receiver of any other group is refused with amqp:not-found, as Event Hubs does",
     )
     parser.add_argument(
         "--key", metavar="NAME=KEY", help="require SAS tokens signed with this policy key"
@@ -45,13 +56,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _hub_spec(text: str) -> HubConfig:
+    try:
+        return parse_hub_spec(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _group_name(text: str) -> str:
+    if not text.strip() or "/" in text:
+        raise argparse.ArgumentTypeError(f"invalid consumer group name {text!r}")
+    return text.strip()
+
+
 def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
     config = EmulatorConfig.from_file(args.config) if args.config else EmulatorConfig()
-    for spec in args.hub:
-        name, _, count = spec.partition(":")
-        config.hubs.append(HubConfig(name, int(count) if count else 2))
+    config.hubs.extend(args.hub)
     if not config.hubs:
         config.hubs.append(HubConfig("eh1", 2))
+    config.add_consumer_groups(args.consumer_group)
     if args.data_dir is not None:
         config.data_dir = args.data_dir
     if args.key:

@@ -6,6 +6,10 @@ Azure offers is a plain option, validated on the driver when the query starts
 inside the reader's or writer's config, builds SDK clients there (credential objects are not
 picklable, so they are made where they are used, once per process), and never shows a secret in
 ``repr``, errors or descriptions.
+
+Every client is built with :func:`._refusals.give_up_transport`, so a hub or consumer group
+that does not exist fails at once (not after the SDK's retries, or never); :meth:`refused`
+turns that failure into an :class:`~pysparksources.errors.OptionError` naming the option.
 """
 
 from __future__ import annotations
@@ -15,6 +19,10 @@ import hashlib
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from pysparksources.errors import OptionError
+from pysparksources.eventhubs import NAME
+from pysparksources.eventhubs._refusals import give_up_transport, refusal, resolver_error
 
 if TYPE_CHECKING:  # the SDK is an optional extra; import it only where clients are built
     from azure.eventhub import EventHubConsumerClient, EventHubProducerClient
@@ -58,13 +66,73 @@ class EventHubConnection:
             f"{transport}|{digest}"
         )
 
-    def _client_kwargs(self, extra: dict[str, Any]) -> dict[str, Any]:
+    def _client_kwargs(self, extra: dict[str, Any], first_contact: bool) -> dict[str, Any]:
         from azure.eventhub import TransportType
 
-        kwargs = dict(extra)
+        kwargs = {"amqp_transport": give_up_transport(first_contact), **extra}
         if self.websockets:
             kwargs["transport_type"] = TransportType.AmqpOverWebsocket
         return kwargs
+
+    @property
+    def _namespace_option(self) -> str:
+        """The option that named the namespace."""
+        if self.connection_string is not None:
+            return "connectionString"
+        return "fullyQualifiedNamespace"
+
+    def refused(
+        self, error: BaseException, consumer_group: str | None = None
+    ) -> OptionError | None:
+        """The error naming what ``error`` says does not exist, else None.
+
+        ``amqp:not-found`` means the consumer group when ``consumer_group`` is given (a
+        receiver was refused: the driver checked the hub at the query's start), else the hub
+        (a management request or a producer). No secret is quoted: the namespace, hub and
+        group are not secrets, the connection string's value never appears.
+        """
+        found = refusal(error)
+        if found is None:
+            return None
+        if found == "not-found" and consumer_group is not None:
+            return OptionError(
+                NAME,
+                "consumerGroup",
+                f"consumer group '{consumer_group}' does not exist in hub '{self.event_hub}' "
+                f"of namespace {self.namespace} (a receiver was refused with amqp:not-found): "
+                "create it in the hub, set option 'consumerGroup' to one that exists "
+                f"($Default always does), or start the emulator with --consumer-group "
+                f"{consumer_group}",
+            )
+        if found == "not-found":
+            where = "option 'eventHubName'"
+            if self.connection_string is not None:
+                where += " (or the connection string's EntityPath)"
+            return OptionError(
+                NAME,
+                "eventHubName",
+                f"event hub '{self.event_hub}' does not exist in namespace {self.namespace} "
+                f"(the service answered amqp:not-found): check {where}, or create the hub "
+                f"(the emulator: --hub {self.event_hub}:PARTITIONS)",
+            )
+        option = self._namespace_option
+        where = f"option '{option}'" + (" (its Endpoint)" if option == "connectionString" else "")
+        if found == "refused":
+            return OptionError(
+                NAME,
+                option,
+                f"nothing accepts connections at namespace {self.namespace} (connection "
+                f"refused): check the namespace and port in {where}, or start the service "
+                "there (the emulator: pysparksources-emulator --port PORT)",
+            )
+        resolver = resolver_error(error)
+        reason = resolver.strerror if resolver is not None and resolver.strerror else "no address"
+        return OptionError(
+            NAME,
+            option,
+            f"namespace {self.namespace} does not resolve ({reason}): check the namespace in "
+            f"{where}",
+        )
 
     def credential(self) -> Any:
         """This connection's credential, one per process for all its clients.
@@ -99,9 +167,16 @@ class EventHubConnection:
         return identity.DefaultAzureCredential()
 
     def consumer_client(
-        self, consumer_group: str, partition_ids: tuple[str, ...] | None = None, **kwargs: Any
+        self,
+        consumer_group: str,
+        partition_ids: tuple[str, ...] | None = None,
+        first_contact: bool = False,
+        **kwargs: Any,
     ) -> EventHubConsumerClient:
         """A new synchronous consumer client; ``kwargs`` go to the SDK unchanged.
+
+        ``first_contact``: the query has not reached the service yet, so a refused connection
+        or a host name that does not exist fails at once too (:func:`._refusals.gives_up`).
 
         With ``partition_ids`` the client answers ``get_partition_ids()`` with them instead of
         asking the service: the SDK's ``receive_batch`` asks before every receive, a management
@@ -110,7 +185,7 @@ class EventHubConnection:
         """
         from azure.eventhub import EventHubConsumerClient
 
-        kwargs = self._client_kwargs(kwargs)
+        kwargs = self._client_kwargs(kwargs, first_contact)
         client_class = EventHubConsumerClient
         if partition_ids is not None:
             client_class = _known_partitions_client(partition_ids)
@@ -125,11 +200,12 @@ class EventHubConnection:
             self.namespace, self.event_hub, consumer_group, self.credential(), **kwargs
         )
 
-    def producer_client(self, **kwargs: Any) -> EventHubProducerClient:
-        """A new synchronous producer client; ``kwargs`` go to the SDK unchanged."""
+    def producer_client(self, first_contact: bool = False, **kwargs: Any) -> EventHubProducerClient:
+        """A new synchronous producer client; ``kwargs`` go to the SDK unchanged
+        (``first_contact`` as for :meth:`consumer_client`)."""
         from azure.eventhub import EventHubProducerClient
 
-        kwargs = self._client_kwargs(kwargs)
+        kwargs = self._client_kwargs(kwargs, first_contact)
         if self.connection_string is not None:
             return EventHubProducerClient.from_connection_string(
                 self.connection_string, eventhub_name=self.event_hub, **kwargs

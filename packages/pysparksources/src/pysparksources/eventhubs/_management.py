@@ -143,6 +143,14 @@ class ManagementCalls(Generic[C]):
         except Exception:  # closing is best effort
             log.debug("closing a management client failed", exc_info=True)
 
+    def discard_idle(self) -> None:
+        """Close the idle clients: the next calls build new ones (``new_client`` may build
+        them differently by then)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for client in idle:
+            self._close(client)
+
     def close(self) -> None:
         """Close the idle clients; clients of calls still running close when those return."""
         with self._lock:

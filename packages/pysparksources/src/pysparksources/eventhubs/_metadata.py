@@ -9,15 +9,17 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
-from pysparksources.errors import ServiceTimeoutError
+from pysparksources.errors import OptionError, ServiceTimeoutError
 from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs._management import ManagementCalls
 from pysparksources.eventhubs._positions import Position
-from pysparksources.eventhubs._receivers import PositionedReceiver
+from pysparksources.eventhubs._receivers import PositionedReceiver, consumer_group_refusal
+from pysparksources.eventhubs._refusals import CONFIRM, refusal
 from pysparksources.eventhubs.config import SourceConfig
 
 __all__ = ["HubMetadata", "PartitionInfo"]
@@ -47,6 +49,13 @@ class HubMetadata:
     Every management call runs on a client of its own, with operationTimeout as its deadline
     (see :mod:`_management`): the query thread, the background refresh and the concurrent
     partition-properties calls never share an SDK client.
+
+    The first fetch is the query's first contact with the service, where whatever does not
+    exist fails at once, named (``EventHubConnection.refused``): the hub (management calls
+    answer amqp:not-found), the namespace (a refused connection, a host name that does not
+    resolve: the first fetch's clients do not retry those) and the consumer group, which no
+    management call knows of: one receiver attaches to a partition meanwhile
+    (``consumer_group_refusal``), in parallel, so the check costs the start no round trip.
     """
 
     def __init__(self, config: SourceConfig) -> None:
@@ -66,9 +75,12 @@ class HubMetadata:
         # did): their properties are asked for alongside the ids themselves.
         self._expected: set[str] = set(config.partitions or ()) | set(config.starting_per_partition)
         self._speculating: ThreadPoolExecutor | None = None
+        self._contacted = False  # a fetch succeeded: the service is there
 
     def _new_client(self) -> Any:
-        return self._config.connection.consumer_client(self._config.consumer_group)
+        return self._config.connection.consumer_client(
+            self._config.consumer_group, first_contact=not self._contacted
+        )
 
     def expect(self, partition_ids: Iterable[str]) -> None:
         """Note partition ids the hub probably has (a checkpoint's): when the ids are next read,
@@ -108,6 +120,48 @@ class HubMetadata:
         return self._infos
 
     def _fetch(self, fresh: bool) -> dict[str, PartitionInfo]:
+        if self._contacted:
+            return self._fetch_infos(fresh)
+        started = time.monotonic()
+        group_check = self._check_consumer_group()
+        infos = self._fetch_infos(fresh)
+        self._contacted = True
+        self._calls.discard_idle()  # first-contact clients: later calls ride out restarts
+        limit = self._config.operation_timeout_s
+        try:
+            refused = group_check.result(max(0.0, limit - (time.monotonic() - started)))
+        except FutureTimeout:  # inconclusive: a refused receiver still fails its task at once
+            log.warning(
+                "%s: checking consumer group %s of %s took longer than operationTimeout "
+                "(%gs); going on",
+                NAME,
+                self._config.consumer_group,
+                self._config.connection.describe(),
+                limit,
+            )
+            refused = None
+        if refused is not None:
+            raise refused.bare()
+        return infos
+
+    def _check_consumer_group(self) -> Future[OptionError | None]:
+        """Attach a receiver of the consumer group on a thread (see the class docstring)."""
+        config = self._config
+        pid = config.partitions[0] if config.partitions else "0"  # partition ids count from 0
+        result: Future[OptionError | None] = Future()
+
+        def check() -> None:
+            try:
+                consumer_group_refusal(config, pid, config.operation_timeout_s, result.set_result)
+            except BaseException:  # the check is best effort: the tasks check again
+                log.debug("%s: consumer group check failed", NAME, exc_info=True)
+            if not result.done():
+                result.set_result(None)
+
+        threading.Thread(target=check, daemon=True, name=f"{NAME}-group-check").start()
+        return result
+
+    def _fetch_infos(self, fresh: bool) -> dict[str, PartitionInfo]:
         # Each management call waits ~0.4 s in the SDK (it opens a link and polls every 50 ms),
         # so independent calls overlap: properties of every partition at once and, when the
         # ids are due as well, the expected partitions' properties beside the ids call. That
@@ -166,7 +220,7 @@ class HubMetadata:
             if self._refresher is None:
                 self._refresher = ThreadPoolExecutor(1, f"{NAME}-metadata-refresh")
             started = time.monotonic()
-            self._refreshing = self._refresher.submit(self._fetch, False)
+            self._refreshing = self._refresher.submit(self._fetch_infos, False)
         self._refreshing.add_done_callback(lambda done: self._refreshed(done, started))
 
     def _refreshed(self, done: Future[dict[str, PartitionInfo]], started: float) -> None:
@@ -180,15 +234,29 @@ class HubMetadata:
 
     def _bounded(self, calls: Sequence[Callable[[Any], T]], what: str) -> list[T]:
         """The calls' results, failing after operationTimeout: the SDK's management calls have
-        no deadline of their own, so a service that never answers would stall the query."""
-        try:
-            return self._calls.run(calls)
-        except ServiceTimeoutError:
-            raise ServiceTimeoutError(
-                NAME,
-                f"reading {what} of {self._config.connection.describe()} took longer than "
-                f"operationTimeout ({self._config.operation_timeout_s:g}s)",
-            ) from None
+        no deadline of their own, so a service that never answers would stall the query.
+
+        What does not exist fails naming it; an amqp:not-found answer only once the calls,
+        run again on new clients, get it again (``_refusals.CONFIRM``).
+        """
+        for attempt in range(1, CONFIRM + 1):
+            try:
+                return self._calls.run(calls)
+            except ServiceTimeoutError:
+                raise ServiceTimeoutError(
+                    NAME,
+                    f"reading {what} of {self._config.connection.describe()} took longer than "
+                    f"operationTimeout ({self._config.operation_timeout_s:g}s)",
+                ) from None
+            except Exception as error:
+                refused = self._config.connection.refused(error)
+                if refused is None:
+                    raise
+                if attempt < CONFIRM and refusal(error) == "not-found":
+                    log.info("%s: %s answered not-found; asking again", NAME, what)
+                    continue
+                raise refused.bare() from None
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def resolve(self, positions: dict[str, Position]) -> dict[str, int]:
         """The next sequence number to read in each partition for its position.

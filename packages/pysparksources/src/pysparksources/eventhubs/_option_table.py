@@ -154,7 +154,8 @@ CONNECTION_STRING = Text(
 )
 EVENT_HUB_NAME = Text(
     name="eventHubName",
-    doc="The Event Hub; required unless the connection string has EntityPath.",
+    doc="The Event Hub; required unless the connection string has EntityPath. A hub the "
+    "namespace does not have fails the query when it starts (the sink: its first send).",
     shown_default="EntityPath",
 )
 FULLY_QUALIFIED_NAMESPACE = Text(
@@ -206,7 +207,7 @@ CONNECTION_OPTIONS = (
 # -- the reader ---------------------------------------------------------------------------
 CONSUMER_GROUP = Text(
     name="consumerGroup",
-    doc="Consumer group to read as.",
+    doc="Consumer group to read as; one the hub does not have fails the query when it starts.",
     default="$Default",
     aliases=_scala("consumerGroup"),
     uses=Use.READ,

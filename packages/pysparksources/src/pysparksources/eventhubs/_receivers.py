@@ -21,14 +21,16 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
-from pysparksources.errors import ServiceTimeoutError
+from pysparksources.errors import OptionError, ServiceTimeoutError
 from pysparksources.eventhubs import NAME
+from pysparksources.eventhubs._refusals import CONFIRM, refusal
 from pysparksources.eventhubs.config import SourceConfig
 
 __all__ = [
     "PositionedReceiver",
     "acquire",
     "close_all",
+    "consumer_group_refusal",
     "reap_once",
     "release",
 ]
@@ -170,7 +172,15 @@ class PositionedReceiver:
             self._client.receive_batch(**kwargs)
         except BaseException as e:  # surfaced to the task that drains the queue
             self._failed = True
-            self._put(e)
+            self._put(self._named(e))
+
+    def _named(self, error: BaseException) -> BaseException:
+        """amqp:not-found (the consumer group does not exist) as the error naming the group;
+        anything else as it is (a lost connection is the task's to retry)."""
+        if refusal(error) != "not-found":
+            return error
+        refused = self.config.connection.refused(error, self.config.consumer_group)
+        return error if refused is None else refused.bare()
 
     def _put(self, item: tuple[list[Any], int] | BaseException) -> None:
         while not self._stop.is_set():
@@ -212,7 +222,7 @@ class PositionedReceiver:
 
     def _on_error(self, _context: Any, error: BaseException) -> None:
         self._failed = True  # a parked receiver that failed is not reused
-        self._put(error)
+        self._put(self._named(error))
 
     @property
     def alive(self) -> bool:
@@ -312,6 +322,77 @@ class PositionedReceiver:
             self._client.close()
         except Exception:  # closing is best effort; the thread is a daemon
             log.debug("closing receiver for partition %s failed", self.partition_id)
+
+
+# After the service accepted a receiver's attach, how long to listen for a detach that refuses
+# it: the service sends the detach right behind its attach reply.
+_ATTACH_LINGER_S = 0.2
+
+
+def consumer_group_refusal(
+    config: SourceConfig,
+    partition_id: str,
+    timeout: float,
+    report: Callable[[OptionError | None], None],
+) -> None:
+    """Attach a receiver of the consumer group and ``report`` the error naming the group if
+    the service refuses it with amqp:not-found (on a second, new receiver too: see
+    ``_refusals.CONFIRM``), else None (attached, refused for another reason, or no answer
+    within ``timeout``: the query's own calls report those).
+    """
+    deadline = time.monotonic() + timeout
+    verdict: OptionError | None = None
+    for _ in range(CONFIRM):
+        verdict = _attach_once(config, partition_id, deadline)
+        if verdict is None:
+            break
+    report(verdict)
+
+
+def _attach_once(config: SourceConfig, partition_id: str, deadline: float) -> OptionError | None:
+    """One receiver's attach (see :func:`consumer_group_refusal`), closed on a thread of its
+    own: closing takes the SDK up to a second, which the start need not wait for.
+
+    The SDK's public receive never says that a link attached, so this drives the SDK's own
+    consumer (``_create_consumer``, ``_open``) as its ``receive`` does, at ``@latest`` with a
+    credit of one event. With an SDK without them it returns None.
+    """
+    connection = config.connection
+    group = config.consumer_group
+    client = connection.consumer_client(group, partition_ids=(partition_id,), first_contact=True)
+    consumer: Any = None
+    verdict: OptionError | None = None
+    try:
+        consumer = client._create_consumer(
+            group, partition_id, "@latest", on_event_received=_ignore_event, prefetch=1
+        )
+        while not consumer._open() and time.monotonic() < deadline:
+            pass
+        attached = time.monotonic()
+        while attached < deadline and time.monotonic() - attached < _ATTACH_LINGER_S:
+            consumer._handler.do_work(batch=1)  # waits up to the SDK's socket timeout (0.2 s)
+    except Exception as error:
+        if refusal(error) == "not-found":
+            verdict = connection.refused(error, group)
+        else:
+            log.debug("%s: consumer group check inconclusive", NAME, exc_info=True)
+    threading.Thread(
+        target=_close_quietly, args=(consumer, client), daemon=True, name=f"{NAME}-check-close"
+    ).start()
+    return verdict
+
+
+def _close_quietly(*closables: Any) -> None:
+    for closable in closables:
+        try:
+            if closable is not None:
+                closable.close()
+        except Exception:  # closing is best effort
+            log.debug("%s: closing the consumer group check failed", NAME, exc_info=True)
+
+
+def _ignore_event(*_event: Any) -> None:
+    """The group check's receiver asks for no event (``@latest``); drop any that comes."""
 
 
 def _thread_cpu_seconds(thread: threading.Thread) -> float | None:

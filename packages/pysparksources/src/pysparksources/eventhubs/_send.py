@@ -25,9 +25,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from pysparksources.errors import MalformedRecordError, ServiceError
+from pysparksources.errors import MalformedRecordError, OptionError, ServiceError
 from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs._avro_write import encode_bodies
+from pysparksources.eventhubs._refusals import CONFIRM, refusal
 from pysparksources.eventhubs.config import SinkConfig
 
 __all__ = ["SendStats", "send_record_batches"]
@@ -35,6 +36,10 @@ __all__ = ["SendStats", "send_record_batches"]
 log = logging.getLogger(__name__)
 _POOL: dict[str, Any] = {}
 _POOL_LOCK = threading.Lock()
+# Connections (pool keys) a send succeeded on in this process. Until then a refused
+# connection or a host name that does not exist fails the task at once, named (a wrong
+# namespace); afterwards they are retried (an emulator restarting, a resolver hiccup).
+_REACHED: set[str] = set()
 _MAX_BACKOFF_S = 30.0
 _OPEN_BATCHES_BYTES = 64 * 1024 * 1024
 # An event in an EventDataBatch is held twice (the EventData and its encoded copy) plus about
@@ -56,9 +61,20 @@ def _producer(config: SinkConfig) -> Any:
     with _POOL_LOCK:
         client = _POOL.get(key)
         if client is None:
-            client = config.connection.producer_client()
+            client = config.connection.producer_client(first_contact=key not in _REACHED)
             _POOL[key] = client
     return client
+
+
+def _refused(config: SinkConfig, error: BaseException) -> OptionError | None:
+    """The error naming a hub or namespace that does not exist, when ``error`` says so (a
+    refused connection only before the first send succeeded); else None."""
+    refused = config.connection.refused(error)
+    if refused is None:
+        return None
+    if refusal(error) != "not-found" and config.connection.pool_key() in _REACHED:
+        return None
+    return refused
 
 
 def _evict(config: SinkConfig) -> None:
@@ -94,14 +110,33 @@ def _retryable(error: BaseException) -> bool:
     )
 
 
+def _refusals_seen(config: SinkConfig, error: BaseException, not_found: int) -> int:
+    """After ``error``, raise the error naming a hub or namespace that does not exist, an
+    amqp:not-found only when it is the ``CONFIRM``-th (counting the ``not_found`` before it:
+    passing trouble gets the same condition); else return the count of not-founds so far."""
+    refused = _refused(config, error)
+    if refused is None:
+        return not_found
+    if refusal(error) == "not-found" and not_found + 1 < CONFIRM:
+        return not_found + 1
+    _evict(config)
+    raise refused.bare() from None
+
+
 def _send(config: SinkConfig, client: Any, batch: Any, stats: SendStats) -> None:
     delay = config.retry_backoff_s
-    for attempt in range(config.max_retries + 1):
+    attempt = not_found = 0
+    while True:
         try:
             client.send_batch(batch, timeout=config.send_timeout_s)
             stats.batches += 1
+            _REACHED.add(config.connection.pool_key())
             return
         except Exception as error:
+            seen = _refusals_seen(config, error, not_found)
+            if seen > not_found:  # a first amqp:not-found: again at once, on a new link
+                not_found = seen
+                continue
             if not _retryable(error) or attempt == config.max_retries:
                 _evict(config)
                 raise ServiceError(
@@ -121,6 +156,7 @@ def _send(config: SinkConfig, client: Any, batch: Any, stats: SendStats) -> None
             )
             time.sleep(delay)
             delay = min(delay * 2, _MAX_BACKOFF_S)
+            attempt += 1
 
 
 def _rows(
@@ -223,7 +259,15 @@ def send_record_batches(
             kwargs["partition_id"] = target[1]
         elif target[0] == "key":
             kwargs["partition_key"] = target[1]
-        return client.create_batch(**kwargs)
+        not_found = 0
+        while True:
+            try:  # the first one attaches a sender to the hub (to learn its message size)
+                return client.create_batch(**kwargs)
+            except Exception as error:
+                seen = _refusals_seen(config, error, not_found)
+                if seen == not_found:
+                    raise
+                not_found = seen
 
     for record_batch in batches:
         for target, event in _rows(config, record_batch, row):

@@ -44,6 +44,7 @@ from pysparksources.eventhubs._arrowize import to_record_batch
 from pysparksources.eventhubs._avro_read import decode_batch
 from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo
 from pysparksources.eventhubs._receivers import PositionedReceiver, acquire, release
+from pysparksources.eventhubs._refusals import CONFIRM
 from pysparksources.eventhubs.config import SourceConfig
 from pysparksources.eventhubs.planning import EventHubPartition, plan_partitions
 
@@ -360,6 +361,7 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
         log.warning("%s: %s; skipping %d events", NAME, message, got - expected)
 
     attempts = 0
+    refusals = 0
     buffered: list[Any] = []  # SDK batches are small; Spark's Arrow hop prefers big ones
     try:
         while True:
@@ -371,6 +373,14 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
                         yield _record_batch(cfg, buffered, part.partition_id)
                         buffered = []
                 break
+            except OptionError:
+                # Refused with amqp:not-found: the consumer group does not exist, once a new
+                # receiver is refused too (passing trouble gets the same condition).
+                refusals += 1
+                if refusals >= CONFIRM or receiver.next_seq is None:
+                    raise
+                receiver.close()
+                receiver = PositionedReceiver(cfg, part.partition_id, receiver.next_seq)
             except (DataLossError, TimeoutError, MalformedRecordError, SchemaRegistryError):
                 raise  # not the link's fault: reconnecting would not help
             except Exception as error:

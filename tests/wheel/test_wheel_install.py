@@ -4,8 +4,8 @@ way the README says, without activating that environment.
 
 The environment grows in three steps, each checked before the next: the product alone (no
 pytest; ``pysparksources demo`` names the install it needs at once), with ``[spark,eventhubs]``
-(still no pytest), then with ``[demo,pipelines]``, whose ``pysparksources-emulator`` pip takes from the
-emulator's wheel given next to it. Everything runs from a folder outside the checkout with
+(still no pytest), then with ``[demo,pipelines]``, whose ``pysparksources-emulator`` pip takes
+from the emulator's wheel given next to it. Everything runs from a folder outside the checkout with
 PYSPARK_PYTHON unset and neither this environment nor the fresh one on PATH, so Spark's default
 worker Python is PATH's python3, which has no pysparksources: the README's first script (which
 never imports the package) must end with the line naming the fix, and so must register(), the

@@ -11,7 +11,8 @@ import pytest
 
 pytestmark = pytest.mark.spark
 
-# Spark's csv writer options beyond header, sep and timeZone (docs/pyfile-sink.md: where pyfile differs).
+# Spark's csv writer options beyond header, sep and timeZone (docs/pyfile-sink.md, where pyfile
+# differs).
 UNSUPPORTED = {
     "quote": "'",
     "escape": "#",

@@ -42,13 +42,20 @@ def test_every_use_of_every_format_has_a_table_in_the_docs() -> None:
                 assert (source, use.name) in marked, f"no {use.name} option table for {source}"
 
 
-def test_a_rendered_table_shows_every_option_with_its_default() -> None:
+def test_a_rendered_table_shows_every_option_with_its_default_and_aliases() -> None:
     for table in RENDER.TABLES.values():
         for use in (Use.READ, Use.WRITE):
-            rendered = markdown_table(table, use)
+            rows = markdown_table(table, use).splitlines()
             for option in table.for_use(use):
-                row = next(r for r in rendered.splitlines() if r.startswith(f"| `{option.name}`"))
-                assert option.documented_default() in row, (table.source, option.name)
+                row = next(r for r in rows if r.startswith(f"| `{option.name}`"))
+                assert f"| {option.documented_default()} |" in row, (table.source, option.name)
+                assert all(f"`{alias}`" in row for alias in option.aliases), row
+            for family in table.families:
+                shown = any(r.startswith(f"| `{family.shown_name}` | unset |") for r in rows)
+                assert shown == bool(family.uses & use), (table.source, family.prefix, use)
+            # A table holds its own use's options only (a sink option is not a reader's).
+            others = {o.name for o in table.options} - {o.name for o in table.for_use(use)}
+            assert not [r for r in rows if any(r.startswith(f"| `{n}`") for n in others)]
 
 
 def test_readme_names_the_two_commands() -> None:

@@ -28,20 +28,23 @@ query's error ends with our one-line sentence.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TypeVar
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from pysparksources._core.option_table import Use
+from pysparksources._core.worker_gc import freeze_imports
 from pysparksources.errors import PySparkSourcesError, UnsupportedError
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
-__all__ = ["FailedStreamReader", "SourceDataSource", "planned_partition"]
+__all__ = ["FailedStreamReader", "SourceDataSource", "planned_partition", "read_planned"]
 
 P = TypeVar("P", bound=InputPartition)
+R = TypeVar("R")
 
 
 def _load(target: str) -> Any:
@@ -64,6 +67,21 @@ def planned_partition(partition: InputPartition, kind: type[P]) -> P | None:
     if type(partition) is InputPartition and partition.value is None:
         return None
     raise TypeError(f"expected a {kind.__name__}, got {type(partition).__name__}")
+
+
+def read_planned(
+    partition: InputPartition, kind: type[P], read: Callable[[P], Iterator[R]]
+) -> Iterator[R]:
+    """A reader's ``read``: nothing for Spark's empty-plan placeholder, else ``read(partition)``.
+
+    Python workers are reused across tasks, so the task first freezes the worker's imported
+    objects out of the garbage collector's way (``worker_gc.freeze_imports``).
+    """
+    planned = planned_partition(partition, kind)
+    if planned is None:
+        return iter(())
+    freeze_imports()
+    return read(planned)
 
 
 class FailedStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]

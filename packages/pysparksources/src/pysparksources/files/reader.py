@@ -34,9 +34,8 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from pysparksources._core.arrow import spark_arrow_schema
-from pysparksources._core.datasource import planned_partition
+from pysparksources._core.datasource import read_planned
 from pysparksources._core.offsets import canonical_offset, checked_ints, offset_error
-from pysparksources._core.worker_gc import freeze_imports
 from pysparksources.errors import CheckpointError, OptionError, SchemaError
 from pysparksources.files import NAME
 from pysparksources.files._admission import Admission
@@ -457,11 +456,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         )
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        planned = planned_partition(partition, FilePartition)
-        if planned is None:
-            return iter(())
-        freeze_imports()
-        return read_partition(planned)
+        return read_planned(partition, FilePartition, read_partition)
 
     def commit(self, end: Offset) -> None:
         state = self._driver()
@@ -544,11 +539,7 @@ class FileBatchReader(DataSourceReader):  # type: ignore[misc]
         )
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        planned = planned_partition(partition, FilePartition)
-        if planned is None:
-            return iter(())
-        freeze_imports()
-        return read_partition(planned)
+        return read_planned(partition, FilePartition, read_partition)
 
 
 def describe(location: FileLocation) -> str:

@@ -21,8 +21,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from pysparksources._core.datasource import planned_partition
-from pysparksources._core.worker_gc import freeze_imports
+from pysparksources._core.datasource import read_planned
 from pysparksources.errors import UnsupportedError
 from pysparksources.rate import NAME
 from pysparksources.rate._generate import generate
@@ -99,11 +98,7 @@ class RateStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         return list(self._planner.slices(self._planner.check(start), self._planner.check(end)))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        planned = planned_partition(partition, RateSlice)
-        if planned is None:
-            return iter(())
-        freeze_imports()
-        return generate(planned)
+        return read_planned(partition, RateSlice, generate)
 
     def commit(self, end: Offset) -> None:
         """Nothing to release: generated rows need no acknowledgement."""
@@ -123,8 +118,4 @@ class RateBatchReader(DataSourceReader):  # type: ignore[misc]
         return list(self._slices)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        planned = planned_partition(partition, RateSlice)
-        if planned is None:
-            return iter(())
-        freeze_imports()
-        return generate(planned)
+        return read_planned(partition, RateSlice, generate)

@@ -121,7 +121,10 @@ def test_an_unfindable_start_position_fails_naming_partition_position_and_timeou
     conn = eventhubs_emulator.connection_string("test")
     cut = _backlog_before(conn, "1", 3)
     position = parse_position(json.dumps({"enqueuedTime": cut.isoformat()}))
-    eventhubs_emulator.add_fault(Fault("delay", link="receiver", partition=1, delay=20.0))
+    # Two receivers attach to partition 1 (the only one with events): the consumer group
+    # check's, then the search's. Both attach late (the check is waited for up to
+    # operationTimeout too, then the query goes on).
+    eventhubs_emulator.add_fault(Fault("delay", link="receiver", partition=1, delay=20.0, times=2))
     meta = _metadata(conn, operationTimeout="2s")
     try:
         with pytest.raises(TimeoutError) as caught:

@@ -11,11 +11,16 @@ helper's timeout), never by a clock assertion.
 from __future__ import annotations
 
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pysparksources._core.option_table import Use
+from pysparksources.errors import OptionError
+from pysparksources.eventhubs._metadata import HubMetadata
+from pysparksources.eventhubs.options import parse_options
 from pysparksources_emulator import EventHubsEmulator, Fault
 from support.eventhubs import send
 from support.pyeventhub import batch_read, reader, run_to_parquet
@@ -45,6 +50,38 @@ def test_an_unknown_consumer_group_fails_the_stream_at_start(
     assert "option 'consumerGroup'" in message and "--consumer-group spark" in message
 
 
+@pytest.mark.slow
+def test_on_a_hub_without_events_the_group_check_holds_no_stream_and_a_later_call_fails(
+    eventhubs_emulator: EventHubsEmulator,
+) -> None:
+    # No event proves a group exists: the check only listens for a refusal, in the background,
+    # and the next driver call after it (Spark polls latestOffset) fails. A group that exists
+    # is never refused: waiting for the check ends within its few seconds, without an error.
+    conn = eventhubs_emulator.connection_string("test")
+
+    def metadata(group: str) -> HubMetadata:
+        raw = {"connectionString": conn, "consumerGroup": group, **PATIENT}
+        return HubMetadata(parse_options(raw, Use.STREAM_READ))
+
+    missing, known = metadata("spark"), metadata("cg1")
+    try:
+        assert all(info.empty for info in missing.partitions(fresh=True).values())
+        deadline = time.monotonic() + 30
+        with pytest.raises(OptionError) as refused:
+            while time.monotonic() < deadline:
+                missing.partitions()
+                time.sleep(0.05)
+        assert "consumer group 'spark' does not exist in hub 'test'" in str(refused.value)
+        known.partitions(fresh=True)
+        started = time.monotonic()
+        known.settle_group_check()
+        assert time.monotonic() - started < 10
+        assert sorted(known.partitions()) == ["0", "1"]
+    finally:
+        missing.close()
+        known.close()
+
+
 def test_an_unknown_consumer_group_fails_a_batch_read_and_a_known_one_reads(
     spark: Any, eventhubs_emulator: EventHubsEmulator
 ) -> None:
@@ -62,12 +99,15 @@ def test_an_unknown_consumer_group_fails_a_batch_read_and_a_known_one_reads(
 def test_a_receiver_refused_in_a_task_fails_it_at_once_naming_the_group(
     spark: Any, eventhubs_emulator_factory: Any
 ) -> None:
-    # The driver's check attaches to partition 0, which this hub accepts; the tasks' receivers
-    # of partition 1 are detached with amqp:not-found right after they attach, as the
-    # service does when a consumer group is deleted under a running query. The task fails at
-    # the second refusal (a new receiver confirms the first), with no receiverTimeout wait.
+    # The driver's check reads the last event of partition 0, which this hub accepts; the
+    # tasks' receivers of partition 1 are detached with amqp:not-found right after they
+    # attach, as the service does when a consumer group is deleted under a running query. The
+    # SDK re-attaches them without a word; the silent receiver checks its group, which is
+    # refused twice (a new receiver confirms the first), and the task fails naming the group,
+    # with no receiverTimeout wait.
     emulator = eventhubs_emulator_factory({"gone": 2})
     conn = emulator.connection_string("gone")
+    send(conn, ["w"], partition_id="0")
     send(conn, ["x", "y"], partition_id="1")
     emulator.add_fault(Fault("detach", "amqp:not-found", link="receiver", partition=1, times=None))
     message = _failure(lambda: batch_read(spark, conn, consumerGroup="cg1", **PATIENT))

@@ -346,58 +346,64 @@ def test_defaults_come_from_the_option_table() -> None:
     assert starting.default_value(Use.BATCH_READ) == batch.starting
 
 
-def test_what_the_sdk_clients_give_up_on_at_once_and_how_it_is_named() -> None:
-    # The SDK's own error types, built as its transport builds them; decided by AMQP condition
-    # and exception type, whatever the description says.
+def test_what_counts_as_a_refusal_and_how_it_is_named() -> None:
+    # The SDK's public errors as it raises them: the AMQP condition in the documented
+    # EventHubError.error (after "amqp:"), the socket's error down the __cause__/__context__
+    # chain (under the SDK's own AMQP error). Decided by condition and exception type,
+    # whatever the message says.
     import socket
 
-    from azure.eventhub._pyamqp.error import (
-        AMQPConnectionError,
-        AMQPLinkError,
-        ErrorCondition,
-        MessageException,
+    from azure.eventhub.exceptions import (
+        AuthenticationError,
+        ConnectError,
+        ConnectionLostError,
+        EventDataSendError,
+        EventHubError,
     )
-    from azure.eventhub.exceptions import ConnectionLostError
 
-    from pysparksources.eventhubs._refusals import gives_up, refusal
+    from pysparksources.eventhubs._refusals import no_such_name, refusal
 
-    link = AMQPLinkError(ErrorCondition.NotFound, description="anything at all")
-    refused = AMQPConnectionError(
-        ErrorCondition.SocketError, description="x", error=ConnectionRefusedError(111, "refused")
-    )
+    def sdk_error(
+        kind: type[EventHubError],
+        condition: str,
+        cause: BaseException | None = None,
+    ) -> Exception:
+        error = kind("anything at all")
+        error.error = condition
+        if cause is not None:  # as the SDK raises it: ``raise error from None`` in an except
+            middle = RuntimeError("the SDK's AMQP error")
+            middle.__cause__ = cause
+            error.__context__ = middle
+            error.__suppress_context__ = True
+        return error
+
+    link = sdk_error(ConnectionLostError, "not-found")  # a refused attach
+    management = sdk_error(ConnectError, "not-found")  # a 404 management reply
+    delivery = sdk_error(EventDataSendError, "not-found")
+    auth = sdk_error(AuthenticationError, "unauthorized-access")
+    refused = sdk_error(ConnectError, "socket-error", ConnectionRefusedError(111, "refused"))
     no_name = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-    unknown_host = AMQPConnectionError(ErrorCondition.SocketError, description="x", error=no_name)
+    unknown_host = sdk_error(ConnectError, "socket-error", no_name)
     no_answer = socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
-    dns_down = AMQPConnectionError(ErrorCondition.SocketError, description="x", error=no_answer)
-    delivery = MessageException(ErrorCondition.NotFound, description="The session channel ...")
-    assert [refusal(e) for e in (link, refused, unknown_host, dns_down, delivery)] == [
+    dns_down = sdk_error(ConnectError, "socket-error", no_answer)
+    assert [
+        refusal(e) for e in (link, management, delivery, auth, refused, unknown_host, dns_down)
+    ] == [
         "not-found",
+        "not-found",
+        None,  # a delivery refused with amqp:not-found is passing trouble, not a missing entity
+        None,
         "refused",
         "unresolved",
         "unresolved",
-        None,  # a delivery refused with amqp:not-found is passing trouble, not a missing entity
     ]
-    # Always at amqp:not-found; at a refused connection or a name that does not exist only
-    # before the query reached the service; never at a resolver that did not answer.
-    assert [gives_up(e, first_contact=True) for e in (link, refused, unknown_host, dns_down)] == [
-        True,
-        True,
-        True,
-        False,
-    ]
-    assert [gives_up(e, first_contact=False) for e in (link, refused, unknown_host)] == [
-        True,
-        False,
-        False,
-    ]
-    # The SDK error raised for the link error carries it as its cause (or only its condition).
-    wrapped = ConnectionLostError("lost", link)
-    wrapped.__cause__ = link
-    assert refusal(wrapped) == "not-found" == refusal(ConnectionLostError("lost", link))
+    # A name the resolver says does not exist fails at once; one it could not answer for is
+    # worth the SDK's retries.
+    assert [no_such_name(e) for e in (unknown_host, dns_down, refused)] == [True, False, False]
     connection = config(consumerGroup="spark").connection
-    named = connection.refused(wrapped, "spark")
+    named = connection.refused(link, "spark")
     assert named is not None and named.option == "consumerGroup"
     assert str(named).startswith("pyeventhub: consumer group 'spark' does not exist in hub 'h'")
-    hub = connection.refused(wrapped)
+    hub = connection.refused(management)
     assert hub is not None and hub.option == "eventHubName" and "SECRETKEY42" not in str(hub)
     assert connection.refused(ValueError("no")) is None

@@ -7,9 +7,11 @@ inside the reader's or writer's config, builds SDK clients there (credential obj
 picklable, so they are made where they are used, once per process), and never shows a secret in
 ``repr``, errors or descriptions.
 
-Every client is built with :func:`._refusals.give_up_transport`, so a hub or consumer group
-that does not exist fails at once (not after the SDK's retries, or never); :meth:`refused`
-turns that failure into an :class:`~pysparksources.errors.OptionError` naming the option.
+A query's first calls use clients built with ``first_contact`` (the SDK's documented retry
+keywords set to no retry, :data:`._refusals.GIVE_UP_AT_ONCE`), so a hub, consumer group or
+namespace that does not exist fails at once, not after the SDK's retries (or never);
+:meth:`refused` turns that failure into an :class:`~pysparksources.errors.OptionError` naming
+the option.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from pysparksources.errors import OptionError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs._refusals import give_up_transport, refusal, resolver_error
+from pysparksources.eventhubs._refusals import GIVE_UP_AT_ONCE, refusal, resolver_error
 
 if TYPE_CHECKING:  # the SDK is an optional extra; import it only where clients are built
     from azure.eventhub import EventHubConsumerClient, EventHubProducerClient
@@ -69,7 +71,7 @@ class EventHubConnection:
     def _client_kwargs(self, extra: dict[str, Any], first_contact: bool) -> dict[str, Any]:
         from azure.eventhub import TransportType
 
-        kwargs = {"amqp_transport": give_up_transport(first_contact), **extra}
+        kwargs = {**GIVE_UP_AT_ONCE, **extra} if first_contact else dict(extra)
         if self.websockets:
             kwargs["transport_type"] = TransportType.AmqpOverWebsocket
         return kwargs
@@ -175,8 +177,8 @@ class EventHubConnection:
     ) -> EventHubConsumerClient:
         """A new synchronous consumer client; ``kwargs`` go to the SDK unchanged.
 
-        ``first_contact``: the query has not reached the service yet, so a refused connection
-        or a host name that does not exist fails at once too (:func:`._refusals.gives_up`).
+        ``first_contact``: a client that retries nothing (the query has not reached the service
+        yet, or this client checks something once): its first error is raised at once.
 
         With ``partition_ids`` the client answers ``get_partition_ids()`` with them instead of
         asking the service: the SDK's ``receive_batch`` asks before every receive, a management

@@ -9,17 +9,17 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
-from pysparksources.errors import OptionError, ServiceTimeoutError
+from pysparksources.errors import ServiceTimeoutError
 from pysparksources.eventhubs import NAME
+from pysparksources.eventhubs._group_check import GroupCheck
 from pysparksources.eventhubs._management import ManagementCalls
 from pysparksources.eventhubs._positions import Position
-from pysparksources.eventhubs._receivers import PositionedReceiver, consumer_group_refusal
-from pysparksources.eventhubs._refusals import CONFIRM, refusal
+from pysparksources.eventhubs._receivers import PositionedReceiver
+from pysparksources.eventhubs._refusals import CONFIRM, no_such_name, refusal
 from pysparksources.eventhubs.config import SourceConfig
 
 __all__ = ["HubMetadata", "PartitionInfo"]
@@ -29,6 +29,9 @@ log = logging.getLogger(__name__)
 _IDS_REFRESH_S = 30.0
 _PARALLEL_CALLS = 16
 _STALE_GRACE_S = 10.0  # how long expired info may still answer while a refresh runs
+# How long a consumer group check at a hub without any event listens for a refusal (nothing
+# else can end it; a missing group's two refusals took 2.0 s against the emulator).
+_EMPTY_HUB_CHECK_S = 5.0
 T = TypeVar("T")
 
 
@@ -52,10 +55,15 @@ class HubMetadata:
 
     The first fetch is the query's first contact with the service, where whatever does not
     exist fails at once, named (``EventHubConnection.refused``): the hub (management calls
-    answer amqp:not-found), the namespace (a refused connection, a host name that does not
-    resolve: the first fetch's clients do not retry those) and the consumer group, which no
-    management call knows of: one receiver attaches to a partition meanwhile
-    (``consumer_group_refusal``), in parallel, so the check costs the start no round trip.
+    answer amqp:not-found) and the namespace (a refused connection, a host name that does not
+    exist), on clients that retry nothing; any other error sends the calls again on clients
+    with the SDK's retries, which every later fetch uses. Then the consumer group, which no
+    management call knows of: a :class:`GroupCheck` reads the last event of a partition that
+    has one (the properties just read say which), and the fetch waits for its verdict, within
+    operationTimeout. When no partition holds an event, nothing can prove that the group
+    exists: the check listens for a refusal for a few seconds in the background and the next
+    call (Spark polls latestOffset) raises it; :meth:`settle_group_check` waits for it where a
+    read would otherwise end before it (spark.read, AvailableNow).
     """
 
     def __init__(self, config: SourceConfig) -> None:
@@ -75,11 +83,14 @@ class HubMetadata:
         # did): their properties are asked for alongside the ids themselves.
         self._expected: set[str] = set(config.partitions or ()) | set(config.starting_per_partition)
         self._speculating: ThreadPoolExecutor | None = None
-        self._contacted = False  # a fetch succeeded: the service is there
+        # Until a fetch succeeds (or fails in a way a retry may mend), management calls run
+        # on clients that retry nothing: what does not exist fails at once.
+        self._first_contact = True
+        self._group_check: GroupCheck | None = None
 
     def _new_client(self) -> Any:
         return self._config.connection.consumer_client(
-            self._config.consumer_group, first_contact=not self._contacted
+            self._config.consumer_group, first_contact=self._first_contact
         )
 
     def expect(self, partition_ids: Iterable[str]) -> None:
@@ -108,6 +119,7 @@ class HubMetadata:
         background fetch replaces it: Spark polls latestOffset between and before batches,
         and a fetch on the query thread (~0.4 s) would delay every micro-batch by that much.
         """
+        self._raise_group_verdict()
         limit = 0.0 if fresh else self._config.info_cache_s if max_age is None else max_age
         age = time.monotonic() - self._fetched_at
         if age < limit:
@@ -120,46 +132,59 @@ class HubMetadata:
         return self._infos
 
     def _fetch(self, fresh: bool) -> dict[str, PartitionInfo]:
-        if self._contacted:
+        if self._group_check is not None:
             return self._fetch_infos(fresh)
-        started = time.monotonic()
-        group_check = self._check_consumer_group()
         infos = self._fetch_infos(fresh)
-        self._contacted = True
-        self._calls.discard_idle()  # first-contact clients: later calls ride out restarts
-        limit = self._config.operation_timeout_s
-        try:
-            refused = group_check.result(max(0.0, limit - (time.monotonic() - started)))
-        except FutureTimeout:  # inconclusive: a refused receiver still fails its task at once
+        self._end_first_contact()
+        check, has_event = self._check_group(infos)
+        self._group_check = check
+        if not has_event:
+            return infos  # nothing to read, nothing to prove it with: see the class docstring
+        if not check.wait(self._config.operation_timeout_s):
             log.warning(
                 "%s: checking consumer group %s of %s took longer than operationTimeout "
                 "(%gs); going on",
                 NAME,
                 self._config.consumer_group,
                 self._config.connection.describe(),
-                limit,
+                self._config.operation_timeout_s,
             )
-            refused = None
-        if refused is not None:
-            raise refused.bare()
+        self._raise_group_verdict()
         return infos
 
-    def _check_consumer_group(self) -> Future[OptionError | None]:
-        """Attach a receiver of the consumer group on a thread (see the class docstring)."""
+    def _end_first_contact(self) -> None:
+        """Later calls use clients with the SDK's retries (the idle ones retry nothing)."""
+        if self._first_contact:
+            self._first_contact = False
+            self._calls.discard_idle()
+
+    def _check_group(self, infos: dict[str, PartitionInfo]) -> tuple[GroupCheck, bool]:
+        """A check of the consumer group at the last event of a partition (one read by the
+        query if it can), else at the end of the first partition read, for a short while;
+        and whether it reads an event."""
         config = self._config
-        pid = config.partitions[0] if config.partitions else "0"  # partition ids count from 0
-        result: Future[OptionError | None] = Future()
+        read = [pid for pid in infos if config.partitions is None or pid in config.partitions]
+        with_events = [pid for pid in read + list(infos) if not infos[pid].empty]
+        if with_events:
+            pid = with_events[0]
+            last = infos[pid].latest - 1
+            return GroupCheck(config, pid, last, True, config.operation_timeout_s), True
+        pid = (read or list(infos) or ["0"])[0]
+        limit = min(config.operation_timeout_s, _EMPTY_HUB_CHECK_S)
+        return GroupCheck(config, pid, "@latest", False, limit), False
 
-        def check() -> None:
-            try:
-                consumer_group_refusal(config, pid, config.operation_timeout_s, result.set_result)
-            except BaseException:  # the check is best effort: the tasks check again
-                log.debug("%s: consumer group check failed", NAME, exc_info=True)
-            if not result.done():
-                result.set_result(None)
+    def _raise_group_verdict(self) -> None:
+        check = self._group_check
+        if check is not None and check.error is not None and check.verdict == "missing":
+            raise check.error.bare()
 
-        threading.Thread(target=check, daemon=True, name=f"{NAME}-group-check").start()
-        return result
+    def settle_group_check(self) -> None:
+        """Wait for the consumer group check still running (a hub without events), within its
+        few seconds, and raise its verdict: for reads that would end before it arrives."""
+        check = self._group_check
+        if check is not None:
+            check.wait(max(0.0, check.deadline - time.monotonic()) + 1.0)
+            self._raise_group_verdict()
 
     def _fetch_infos(self, fresh: bool) -> dict[str, PartitionInfo]:
         # Each management call waits ~0.4 s in the SDK (it opens a link and polls every 50 ms),
@@ -237,9 +262,13 @@ class HubMetadata:
         no deadline of their own, so a service that never answers would stall the query.
 
         What does not exist fails naming it; an amqp:not-found answer only once the calls,
-        run again on new clients, get it again (``_refusals.CONFIRM``).
+        run again on new clients, get it again (``_refusals.CONFIRM``). At first contact,
+        an error that names nothing (a resolver that did not answer, a failed
+        authentication...) sends the calls again on clients with the SDK's retries.
         """
-        for attempt in range(1, CONFIRM + 1):
+        not_found = 0
+        while True:
+            first_contact = self._first_contact
             try:
                 return self._calls.run(calls)
             except ServiceTimeoutError:
@@ -249,14 +278,21 @@ class HubMetadata:
                     f"operationTimeout ({self._config.operation_timeout_s:g}s)",
                 ) from None
             except Exception as error:
+                found = refusal(error)
                 refused = self._config.connection.refused(error)
-                if refused is None:
-                    raise
-                if attempt < CONFIRM and refusal(error) == "not-found":
+                if found == "not-found" and not_found + 1 < CONFIRM:
+                    not_found += 1
                     log.info("%s: %s answered not-found; asking again", NAME, what)
                     continue
+                if first_contact and (
+                    found is None or (found == "unresolved" and not no_such_name(error))
+                ):
+                    log.info("%s: %s failed (%r); retrying as the SDK does", NAME, what, error)
+                    self._end_first_contact()
+                    continue
+                if refused is None:
+                    raise
                 raise refused.bare() from None
-        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def resolve(self, positions: dict[str, Position]) -> dict[str, int]:
         """The next sequence number to read in each partition for its position.
@@ -303,6 +339,8 @@ class HubMetadata:
         return int(first.sequence_number)
 
     def close(self) -> None:
+        if self._group_check is not None:
+            self._group_check.cancel()
         for pool in (self._refresher, self._speculating):
             if pool is not None:
                 pool.shutdown(wait=False)

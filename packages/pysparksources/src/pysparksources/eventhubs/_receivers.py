@@ -9,6 +9,13 @@ range end and parks the receiver. A task that starts elsewhere recreates it. Idl
 are closed by a reaper thread, and so is a parked receiver that burns CPU without receiving
 (see ``PositionedReceiver.spinning``). Each receiver owns its SDK client: closing a client is
 the SDK's only way to stop one ``receive_batch`` call.
+
+A receiver uses the SDK's default retries, which ride out a lost connection but also hide a
+refused attach: a receiver of a consumer group the hub does not have (deleted while the query
+runs) re-attaches forever and never calls ``on_error``. So a receiver that brings nothing for
+:data:`_GROUP_CHECK_AFTER_S` while it is waited for, though the events it waits for exist,
+checks its consumer group once (``_group_check.GroupCheck``, from where it stands) and fails
+with the error naming the group when the check finds it missing.
 """
 
 from __future__ import annotations
@@ -21,16 +28,16 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
-from pysparksources.errors import OptionError, ServiceTimeoutError
+from pysparksources.errors import ServiceTimeoutError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs._refusals import CONFIRM, refusal
+from pysparksources.eventhubs._group_check import GroupCheck
+from pysparksources.eventhubs._refusals import refusal
 from pysparksources.eventhubs.config import SourceConfig
 
 __all__ = [
     "PositionedReceiver",
     "acquire",
     "close_all",
-    "consumer_group_refusal",
     "reap_once",
     "release",
 ]
@@ -48,6 +55,10 @@ _EVENT_OVERHEAD_BYTES = 1536
 _REAP_INTERVAL_S = 0.1
 _SPIN_CPU_SHARE = 0.05
 _SPIN_STRIKES = 2
+# How long a receiver may bring nothing, while a task (or the driver) waits for an event that
+# exists, before it checks its consumer group: a new receiver's first events come within a
+# fraction of a second, so this only fires when something is wrong.
+_GROUP_CHECK_AFTER_S = 2.0
 _CACHE: dict[tuple[object, ...], PositionedReceiver] = {}
 _LOCK = threading.Lock()
 _REAPER: threading.Thread | None = None
@@ -136,6 +147,10 @@ class PositionedReceiver:
         self.next_seq: int | None = (
             (position if inclusive else position + 1) if isinstance(position, int) else None
         )
+        self._position, self._inclusive = position, inclusive
+        self._group_check: GroupCheck | None = None
+        self._checked_at = -1  # the deliveries count when the last group check started
+        self.group_missing = False  # a group check found the consumer group missing
         self.last_used = time.monotonic()
         self._active = True  # read by a task (or the driver) now, not parked
         self._pending: list[Any] = []
@@ -229,14 +244,26 @@ class PositionedReceiver:
         return self._thread.is_alive() and not self._stop.is_set() and not self._failed
 
     def next_events(self, timeout: float) -> list[Any]:
-        """The next received events (leftovers first); TimeoutError when none arrive."""
+        """The next received events (leftovers first); TimeoutError when none arrive.
+
+        Past :data:`_GROUP_CHECK_AFTER_S` without any, the consumer group is checked (once per
+        silence): a missing group ends the wait with the error naming it.
+        """
         if self._pending:
             events, self._pending = self._pending, []
             return events
-        try:
-            item = self._queue.get(timeout=timeout)
-        except queue.Empty:
-            raise TimeoutError from None
+        deadline = time.monotonic() + timeout
+        check_at = time.monotonic() + _GROUP_CHECK_AFTER_S
+        while True:
+            now = time.monotonic()
+            checking = self._checked_at != self._deliveries and check_at < deadline
+            try:
+                item = self._queue.get(timeout=max(0.0, (check_at if checking else deadline) - now))
+                break
+            except queue.Empty:
+                if not checking:
+                    raise TimeoutError from None
+                self._check_group(deadline)
         if isinstance(item, BaseException):
             raise item
         events, size = item
@@ -259,7 +286,7 @@ class PositionedReceiver:
                     f"no event from {self.config.connection.describe()} partition "
                     f"{self.partition_id} within receiverTimeout "
                     f"({self.config.receiver_timeout_s:g}s) while reading sequence numbers "
-                    f"{self.next_seq}..{until - 1}",
+                    f"{self.next_seq}..{until - 1}{self._group_note()}",
                 ) from None
             # A reconnecting SDK may redeliver: drop what this receiver already passed.
             events = [e for e in events if e.sequence_number >= self.next_seq]
@@ -315,84 +342,41 @@ class PositionedReceiver:
         self._spin_strikes = self._spin_strikes + 1 if busy else 0
         return self._spin_strikes >= _SPIN_STRIKES
 
+    def _check_group(self, deadline: float) -> None:
+        """Start a check of the consumer group from where this receiver stands, within
+        ``deadline``; a missing group is queued as this receiver's error."""
+        self._checked_at = self._deliveries
+        position = self._position if self.next_seq is None else self.next_seq
+        inclusive = self._inclusive or self.next_seq is not None
+        limit = deadline - time.monotonic()
+        self._group_check = GroupCheck(
+            self.config, self.partition_id, position, inclusive, limit, self._group_checked
+        )
+
+    def _group_note(self) -> str:
+        """What a receiverTimeout error adds when the consumer group check could not tell."""
+        check = self._group_check
+        if check is None or check.verdict == "exists":
+            return ""
+        return (
+            f"; checking whether consumer group '{self.config.consumer_group}' still exists "
+            "could not tell either (a group deleted under a running query looks the same)"
+        )
+
+    def _group_checked(self, check: GroupCheck) -> None:
+        if check.verdict == "missing" and check.error is not None and not self._stop.is_set():
+            self._failed = self.group_missing = True
+            self._put(check.error.bare())
+
     def close(self) -> None:
         self._stop.set()
+        if self._group_check is not None:
+            self._group_check.cancel()
         _BUDGET.forget(self)
         try:
             self._client.close()
         except Exception:  # closing is best effort; the thread is a daemon
             log.debug("closing receiver for partition %s failed", self.partition_id)
-
-
-# After the service accepted a receiver's attach, how long to listen for a detach that refuses
-# it: the service sends the detach right behind its attach reply.
-_ATTACH_LINGER_S = 0.2
-
-
-def consumer_group_refusal(
-    config: SourceConfig,
-    partition_id: str,
-    timeout: float,
-    report: Callable[[OptionError | None], None],
-) -> None:
-    """Attach a receiver of the consumer group and ``report`` the error naming the group if
-    the service refuses it with amqp:not-found (on a second, new receiver too: see
-    ``_refusals.CONFIRM``), else None (attached, refused for another reason, or no answer
-    within ``timeout``: the query's own calls report those).
-    """
-    deadline = time.monotonic() + timeout
-    verdict: OptionError | None = None
-    for _ in range(CONFIRM):
-        verdict = _attach_once(config, partition_id, deadline)
-        if verdict is None:
-            break
-    report(verdict)
-
-
-def _attach_once(config: SourceConfig, partition_id: str, deadline: float) -> OptionError | None:
-    """One receiver's attach (see :func:`consumer_group_refusal`), closed on a thread of its
-    own: closing takes the SDK up to a second, which the start need not wait for.
-
-    The SDK's public receive never says that a link attached, so this drives the SDK's own
-    consumer (``_create_consumer``, ``_open``) as its ``receive`` does, at ``@latest`` with a
-    credit of one event. With an SDK without them it returns None.
-    """
-    connection = config.connection
-    group = config.consumer_group
-    client = connection.consumer_client(group, partition_ids=(partition_id,), first_contact=True)
-    consumer: Any = None
-    verdict: OptionError | None = None
-    try:
-        consumer = client._create_consumer(
-            group, partition_id, "@latest", on_event_received=_ignore_event, prefetch=1
-        )
-        while not consumer._open() and time.monotonic() < deadline:
-            pass
-        attached = time.monotonic()
-        while attached < deadline and time.monotonic() - attached < _ATTACH_LINGER_S:
-            consumer._handler.do_work(batch=1)  # waits up to the SDK's socket timeout (0.2 s)
-    except Exception as error:
-        if refusal(error) == "not-found":
-            verdict = connection.refused(error, group)
-        else:
-            log.debug("%s: consumer group check inconclusive", NAME, exc_info=True)
-    threading.Thread(
-        target=_close_quietly, args=(consumer, client), daemon=True, name=f"{NAME}-check-close"
-    ).start()
-    return verdict
-
-
-def _close_quietly(*closables: Any) -> None:
-    for closable in closables:
-        try:
-            if closable is not None:
-                closable.close()
-        except Exception:  # closing is best effort
-            log.debug("%s: closing the consumer group check failed", NAME, exc_info=True)
-
-
-def _ignore_event(*_event: Any) -> None:
-    """The group check's receiver asks for no event (``@latest``); drop any that comes."""
 
 
 def _thread_cpu_seconds(thread: threading.Thread) -> float | None:

@@ -28,7 +28,7 @@ import pyarrow as pa
 from pysparksources.errors import MalformedRecordError, OptionError, ServiceError
 from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs._avro_write import encode_bodies
-from pysparksources.eventhubs._refusals import CONFIRM, refusal
+from pysparksources.eventhubs._refusals import CONFIRM, no_such_name, refusal
 from pysparksources.eventhubs.config import SinkConfig
 
 __all__ = ["SendStats", "send_record_batches"]
@@ -40,6 +40,11 @@ _POOL_LOCK = threading.Lock()
 # connection or a host name that does not exist fails the task at once, named (a wrong
 # namespace); afterwards they are retried (an emulator restarting, a resolver hiccup).
 _REACHED: set[str] = set()
+# Connections whose first contact is over in this process: a send succeeded, or an error that
+# names nothing came, which retries may mend. Until then the pooled producer is one that
+# retries nothing (``first_contact``), so that a hub or namespace that does not exist fails
+# the task at once; afterwards producers have the SDK's retries.
+_SETTLED: set[str] = set()
 _MAX_BACKOFF_S = 30.0
 _OPEN_BATCHES_BYTES = 64 * 1024 * 1024
 # An event in an EventDataBatch is held twice (the EventData and its encoded copy) plus about
@@ -61,18 +66,36 @@ def _producer(config: SinkConfig) -> Any:
     with _POOL_LOCK:
         client = _POOL.get(key)
         if client is None:
-            client = config.connection.producer_client(first_contact=key not in _REACHED)
+            client = config.connection.producer_client(first_contact=key not in _SETTLED)
             _POOL[key] = client
     return client
 
 
-def _refused(config: SinkConfig, error: BaseException) -> OptionError | None:
+def _first_contact(config: SinkConfig) -> bool:
+    return config.connection.pool_key() not in _SETTLED
+
+
+def _settle(config: SinkConfig) -> None:
+    """End the connection's first contact: the next producer has the SDK's retries."""
+    key = config.connection.pool_key()
+    with _POOL_LOCK:
+        if key in _SETTLED:
+            return
+        _SETTLED.add(key)
+    _evict(config)
+
+
+def _refused(config: SinkConfig, error: BaseException, first_contact: bool) -> OptionError | None:
     """The error naming a hub or namespace that does not exist, when ``error`` says so (a
-    refused connection only before the first send succeeded); else None."""
+    refused connection only before the first send succeeded, and a host name only once the
+    resolver said it does not exist or retries did not mend it); else None."""
     refused = config.connection.refused(error)
-    if refused is None:
+    found = refusal(error)
+    if refused is None or found == "not-found":
+        return refused
+    if config.connection.pool_key() in _REACHED:
         return None
-    if refusal(error) != "not-found" and config.connection.pool_key() in _REACHED:
+    if found == "unresolved" and first_contact and not no_such_name(error):
         return None
     return refused
 
@@ -110,12 +133,17 @@ def _retryable(error: BaseException) -> bool:
     )
 
 
-def _refusals_seen(config: SinkConfig, error: BaseException, not_found: int) -> int:
+def _refusals_seen(
+    config: SinkConfig, error: BaseException, not_found: int, first_contact: bool
+) -> int:
     """After ``error``, raise the error naming a hub or namespace that does not exist, an
     amqp:not-found only when it is the ``CONFIRM``-th (counting the ``not_found`` before it:
-    passing trouble gets the same condition); else return the count of not-founds so far."""
-    refused = _refused(config, error)
+    passing trouble gets the same condition); else return the count of not-founds so far
+    (and end the first contact when ``error`` names nothing: retries may mend it)."""
+    refused = _refused(config, error, first_contact)
     if refused is None:
+        if first_contact:
+            _settle(config)
         return not_found
     if refusal(error) == "not-found" and not_found + 1 < CONFIRM:
         return not_found + 1
@@ -123,19 +151,23 @@ def _refusals_seen(config: SinkConfig, error: BaseException, not_found: int) -> 
     raise refused.bare() from None
 
 
-def _send(config: SinkConfig, client: Any, batch: Any, stats: SendStats) -> None:
+def _send(config: SinkConfig, batch: Any, stats: SendStats) -> None:
     delay = config.retry_backoff_s
     attempt = not_found = 0
     while True:
+        first_contact = _first_contact(config)
         try:
-            client.send_batch(batch, timeout=config.send_timeout_s)
+            _producer(config).send_batch(batch, timeout=config.send_timeout_s)
             stats.batches += 1
             _REACHED.add(config.connection.pool_key())
+            _settle(config)
             return
         except Exception as error:
-            seen = _refusals_seen(config, error, not_found)
+            seen = _refusals_seen(config, error, not_found, first_contact)
             if seen > not_found:  # a first amqp:not-found: again at once, on a new link
                 not_found = seen
+                continue
+            if first_contact:  # a client that retried nothing: now one with the SDK's retries
                 continue
             if not _retryable(error) or attempt == config.max_retries:
                 _evict(config)
@@ -235,7 +267,6 @@ def send_record_batches(
     The open batches hold at most about ``open_batches_bytes``: with many partition keys
     they would otherwise hold every row of the task until its end.
     """
-    client = _producer(config)
     stats = SendStats()
     open_batches: dict[tuple[str, str], Any] = {}
     held: dict[tuple[str, str], int] = {}  # memory each open batch holds, estimated
@@ -248,7 +279,7 @@ def send_record_batches(
         for target in sorted(held, key=held.__getitem__, reverse=True):
             if total <= open_batches_bytes // 2:
                 break
-            _send(config, client, open_batches.pop(target), stats)
+            _send(config, open_batches.pop(target), stats)
             total -= held.pop(target)
 
     def new_batch(target: tuple[str, str]) -> Any:
@@ -261,11 +292,12 @@ def send_record_batches(
             kwargs["partition_key"] = target[1]
         not_found = 0
         while True:
+            first_contact = _first_contact(config)
             try:  # the first one attaches a sender to the hub (to learn its message size)
-                return client.create_batch(**kwargs)
+                return _producer(config).create_batch(**kwargs)
             except Exception as error:
-                seen = _refusals_seen(config, error, not_found)
-                if seen == not_found:
+                seen = _refusals_seen(config, error, not_found, first_contact)
+                if seen == not_found and not first_contact:
                     raise
                 not_found = seen
 
@@ -282,7 +314,7 @@ def send_record_batches(
                         f"row {row} is larger than one message may be "
                         f"({batch.max_size_in_bytes} bytes)",
                     ) from None
-                _send(config, client, batch, stats)
+                _send(config, batch, stats)
                 open_bytes -= held.pop(target, 0)
                 batch = new_batch(target)
                 size = batch.size_in_bytes
@@ -298,5 +330,5 @@ def send_record_batches(
                 open_bytes = sum(held.values())
     for batch in open_batches.values():
         if len(batch):
-            _send(config, client, batch, stats)
+            _send(config, batch, stats)
     return stats

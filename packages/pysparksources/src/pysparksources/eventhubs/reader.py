@@ -28,9 +28,8 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from pysparksources._core.datasource import planned_partition
+from pysparksources._core.datasource import read_planned
 from pysparksources._core.offsets import canonical_offset, checked_ints, offset_error
-from pysparksources._core.worker_gc import freeze_imports
 from pysparksources.errors import (
     DataLossError,
     MalformedRecordError,
@@ -237,7 +236,11 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._initial
 
     def prepareForTriggerAvailableNow(self) -> None:
-        infos = self._metadata().partitions(fresh=True)
+        meta = self._metadata()
+        infos = meta.partitions(fresh=True)
+        # A hub without events ends the run at its first trigger: wait for the consumer group
+        # check, which nothing else would report (a few seconds at most).
+        meta.settle_group_check()
         self._frozen = {pid: infos[pid].latest for pid in _read_partitions(self._config, infos)}
 
     def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:
@@ -303,11 +306,7 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return list(plan_partitions(self._config, ranges, len(until)))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        planned = planned_partition(partition, EventHubPartition)
-        if planned is None:
-            return iter(())
-        freeze_imports()
-        return read_partition(planned)
+        return read_planned(partition, EventHubPartition, read_partition)
 
     def commit(self, end: Offset) -> None:
         pass  # Event Hubs keeps events until retention; nothing to acknowledge.
@@ -333,17 +332,14 @@ class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
             lows = meta.resolve({p: cfg.starting_per_partition.get(p, cfg.starting) for p in read})
             highs = meta.resolve({p: cfg.ending_per_partition.get(p, cfg.ending) for p in read})
             ranges = {pid: (lows[pid], min(highs[pid], infos[pid].latest)) for pid in read}
+            meta.settle_group_check()  # a hub without events: no task would report it
         finally:
             meta.close()
         ranges = _clamp_expired(cfg, ranges, infos)
         return list(plan_partitions(cfg, ranges, len(infos)))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        planned = planned_partition(partition, EventHubPartition)
-        if planned is None:
-            return iter(())
-        freeze_imports()
-        return read_partition(planned)
+        return read_planned(partition, EventHubPartition, read_partition)
 
 
 def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
@@ -374,10 +370,11 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
                         buffered = []
                 break
             except OptionError:
-                # Refused with amqp:not-found: the consumer group does not exist, once a new
-                # receiver is refused too (passing trouble gets the same condition).
+                # The consumer group does not exist: a group check found it missing (confirmed
+                # already), or the SDK reported a refused receiver (amqp:not-found), which a new
+                # receiver must confirm (passing trouble gets the same condition).
                 refusals += 1
-                if refusals >= CONFIRM or receiver.next_seq is None:
+                if refusals >= CONFIRM or receiver.group_missing or receiver.next_seq is None:
                     raise
                 receiver.close()
                 receiver = PositionedReceiver(cfg, part.partition_id, receiver.next_seq)

@@ -29,28 +29,6 @@ def _floor_ms(spark: Any, pyfile: Any) -> bool:
     return bool(spark == pyfile)
 
 
-def _shifted_by_writer_zone(zone: str) -> Any:
-    """pyfile's value is Spark's plus the writer JVM zone's UTC offset at that instant."""
-    import datetime as dt
-    from zoneinfo import ZoneInfo
-
-    tz = ZoneInfo(zone)
-    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-
-    def holds(spark: Any, pyfile: Any) -> bool:
-        if not isinstance(spark, int) or not isinstance(pyfile, int):
-            return False
-        moment = (epoch + dt.timedelta(microseconds=spark)).astimezone(tz)
-        wall = spark + (moment.utcoffset() or dt.timedelta(0)) // dt.timedelta(microseconds=1)
-        if pyfile == wall:
-            return True
-        # ORC's C++ reader takes one more second off a wall time before 1970 with a fraction of
-        # a millisecond or more, unless the writer did (it does for instants before 1970).
-        return spark >= 0 > wall and wall % 1_000_000 >= 1000 and pyfile == wall - 1_000_000
-
-    return holds
-
-
 _JAVA_WHITESPACE = "".join(chr(c) for c in range(33))
 
 
@@ -136,22 +114,5 @@ DOCUMENTED: list[Documented] = [
         directions=frozenset({"write"}),
         cases=frozenset({"partitionBy timestamp"}),
         error=r"partition columns may be strings, integers, booleans or dates",
-    ),
-    Documented(
-        key="orc-writer-zone",
-        summary=(
-            "orc: Spark's ORC writer stores TIMESTAMP values relative to its JVM's default "
-            "zone (recorded in each stripe); pyarrow's reader ignores that zone, so files "
-            "written by a JVM not running in UTC read as the wall times in that zone (Spark "
-            "corrects it); an instant after 1970 whose wall time is before 1970, with a "
-            "fraction of 1 ms or more, reads one more second early (the ORC C++ reader's "
-            "adjustment of negative seconds). Set -Duser.timezone=UTC for ORC writers, or "
-            "read with Spark"
-        ),
-        columns=frozenset({"c_ts"}),
-        formats=frozenset({"orc"}),
-        directions=frozenset({"read"}),
-        zones=frozenset({"JVM America/New_York, Python TZ Asia/Tokyo"}),
-        holds=_shifted_by_writer_zone("America/New_York"),
     ),
 ]

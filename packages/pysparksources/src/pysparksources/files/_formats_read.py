@@ -29,6 +29,7 @@ from pysparksources.files._csv_rows import EscapeSeen, EscapeWatch, spark_csv_ba
 from pysparksources.files._filesystem import FileLocation
 from pysparksources.files._hybrid_calendar import julian_to_gregorian
 from pysparksources.files._json_rows import arrow_read_type, has_map, python_batches
+from pysparksources.files._orc_timestamps import OrcTimestamps
 from pysparksources.files._zones import session_time_zone
 from pysparksources.files.config import ReaderOptions
 
@@ -110,6 +111,10 @@ def _orc(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> It
     import pyarrow.orc as orc
 
     of = orc.ORCFile(f)
+    # pyarrow converts TIMESTAMP values unlike Spark: read them through OrcTimestamps.
+    timestamps = OrcTimestamps.open(f, of.schema)
+    if timestamps is not None:
+        of = orc.ORCFile(timestamps.source)
     names = _match_names(of.schema.names, wanted.names)
     columns = sorted(set(names.values()))
     stripes = range(of.nstripes)
@@ -123,6 +128,8 @@ def _orc(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> It
     hybrid = of.writer == "ORC_JAVA"
     for index in stripes:
         stripe = of.read_stripe(index, columns=columns)
+        if timestamps is not None:
+            stripe = timestamps.as_spark_reads(stripe, index)
         if hybrid:
             stripe = pa.RecordBatch.from_arrays(
                 [julian_to_gregorian(c) for c in stripe.columns], schema=stripe.schema

@@ -33,6 +33,7 @@ from pysparksources.files import NAME
 __all__ = [
     "check_zone",
     "instants_from_wall_times",
+    "jvm_default_zone",
     "offsets_seconds",
     "session_time_zone",
     "system_zone",
@@ -104,6 +105,29 @@ def session_time_zone() -> str:
         os.environ.get("JAVA_TOOL_OPTIONS"),
     ):
         zone = _from_java_options(options)
+        if zone:
+            return zone
+    return system_zone()
+
+
+def jvm_default_zone() -> str:
+    """The default zone of the JVM running this task's Spark executor (not the session zone).
+
+    Some of Spark's readers (ORC's) use the JVM's zone whatever the session's is. In local mode
+    the executor is the driver's JVM; otherwise ``-Duser.timezone=`` in the executors' Java
+    options, else the machine's zone, which the Python worker inherits with the environment.
+    """
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    options = None
+    if context is not None:
+        master = str(context.getLocalProperty("spark.master") or "local")
+        local = master == "local" or master.startswith("local[")  # not local-cluster[...]
+        side = "driver" if local else "executor"
+        options = context.getLocalProperty(f"spark.{side}.extraJavaOptions")
+    for found in (options, os.environ.get("JDK_JAVA_OPTIONS"), os.environ.get("JAVA_TOOL_OPTIONS")):
+        zone = _from_java_options(found)
         if zone:
             return zone
     return system_zone()

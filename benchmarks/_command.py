@@ -27,6 +27,7 @@ SCENARIOS = {
     "startup": "benchmarks.startup",
     "files-source": "benchmarks.files_source",
     "files-sink": "benchmarks.files_sink",
+    "files-malformed": "benchmarks.files_malformed",
     "eventhubs-source": "benchmarks.eventhubs_source",
     "eventhubs-sink": "benchmarks.eventhubs_sink",
     "eventhubs-avro": "benchmarks.eventhubs_avro",

@@ -13,10 +13,12 @@ from benchmarks import SCENARIOS, bench_command, with_repository_path
 from benchmarks._children import REPOSITORY, emulator_command
 from benchmarks._command import _without_local_cluster, build_parser
 
-# The scenarios `pysparksources bench` had before the benchmarks left the wheel.
+# The scenarios `pysparksources bench` had before the benchmarks left the wheel, and the
+# ones added since (files-malformed).
 EXPECTED = [
     "rate", "floor", "profile", "latency", "startup", "files-source", "files-sink",
-    "eventhubs-source", "eventhubs-sink", "eventhubs-avro", "emulator", "soak",
+    "files-malformed", "eventhubs-source", "eventhubs-sink", "eventhubs-avro", "emulator",
+    "soak",
 ]  # fmt: skip
 
 

@@ -75,6 +75,8 @@ def test_source_defaults_come_from_the_table(tmp_path: Path) -> None:
         time_zone=None,
         ignore_corrupt_files=False,
         ignore_missing_files=False,
+        mode="PERMISSIVE",
+        corrupt_column="_corrupt_record",
     )
 
 
@@ -211,7 +213,8 @@ def test_values_parse_through_their_declared_type(tmp_path: Path) -> None:
         ({"pathGlobFilter": "[z-a]"}, "not a valid glob pattern"),
         ({"format": "json", "timeZone": "Mars/Olympus"}, "expected a time zone id"),
         ({"format": "csv", "encoding": "klingon"}, "expected a character set Python knows"),
-        ({"format": "csv", "mode": "DROPMALFORMED"}, "only FAILFAST is supported"),
+        ({"format": "csv", "mode": "LENIENT"}, "expected one of PERMISSIVE, DROPMALFORMED"),
+        ({"format": "parquet", "mode": "FAILFAST"}, "does not apply to format parquet"),
     ):
         message = refused(Use.BATCH_READ, {"path": str(tmp_path), **options})
         assert accepted in message, (options, message)

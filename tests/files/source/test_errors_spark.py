@@ -41,7 +41,7 @@ def test_missing_log_location_is_named(session: Any, tmp_path: Path) -> None:
         ({"maxFilesPertrigger2": "1"}, "did you mean"),
         ({"format": "xml"}, "format"),
         ({"format": "json", "multiLine": "true"}, "multiLine"),
-        ({"format": "csv", "mode": "PERMISSIVE"}, "mode"),
+        ({"format": "csv", "mode": "LENIENT"}, "mode"),
         ({"format": "csv", "inferSchema": "true"}, "inferSchema"),
         ({"format": "parquet", "header": "true"}, "header"),
         ({"cleanSource": "archive"}, "sourceArchiveDir"),
@@ -112,9 +112,9 @@ def test_corrupt_file_is_named_or_skipped(spark: Any, tmp_path: Path) -> None:
     assert len(recorded) == 1 and "bad.parquet" in recorded[0].read_text()
 
 
-def test_bad_csv_value_names_the_file(spark: Any, tmp_path: Path) -> None:
+def test_bad_csv_value_in_failfast_names_the_file(spark: Any, tmp_path: Path) -> None:
     src = tmp_path / "in"
     write_text(src / "x.csv", "id,name\n1,a\nnot-a-number,b\n")
-    df = stream(spark, src, tmp_path / "log", "csv")
+    df = stream(spark, src, tmp_path / "log", "csv", mode="FAILFAST")
     message = failure(df, tmp_path)
     assert "x.csv" in message

@@ -9,6 +9,8 @@ columns (structs, arrays, maps) are converted child by child.
 from __future__ import annotations
 
 import base64
+import datetime
+import decimal
 import re
 from dataclasses import dataclass
 
@@ -19,7 +21,10 @@ from pysparksources.errors import MalformedRecordError
 from pysparksources.files import NAME
 from pysparksources.files._zones import instants_from_wall_times
 
-__all__ = ["Parsing", "check_datetime_pattern", "conform", "pattern_regex"]
+__all__ = ["Parsing", "check_datetime_pattern", "conform", "pattern_regex", "spark_decimal"]
+
+# java.math.BigDecimal's syntax, which Spark's readers parse decimals with (no spaces, no NaN).
+_BIG_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 # A Spark datetime pattern letter run -> a regex group capturing it.
 _TOKENS = {
@@ -217,7 +222,26 @@ def dates_from_strings(values: pa.Array, parsing: Parsing) -> pa.Array:
         regex = pattern_regex(parsing.date_format)
         _unmatched(values, pc.extract_regex(values, regex or "^$"))
         values = _from_pattern(values, parsing.date_format, with_time=False)
-    return values.cast(pa.date32())
+        return values.cast(pa.date32())
+    try:
+        return values.cast(pa.date32())
+    except pa.ArrowInvalid:
+        return pa.array([None if v is None else _lenient_date(v) for v in values.to_pylist()])
+
+
+# Without a dateFormat Spark also takes "2024", "2024-1", "2024-01-02T..." and "2024-01-02 ...".
+_LENIENT_DATE = re.compile(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ].*)?)?)?", re.DOTALL)
+
+
+def _lenient_date(text: str) -> datetime.date:
+    match = _LENIENT_DATE.fullmatch(text)
+    if match is not None:
+        year, month, day = (int(g) if g else 1 for g in match.groups())
+        try:
+            return datetime.date(year, month, day)
+        except ValueError:  # no such day
+            pass
+    raise MalformedRecordError(NAME, f"{text!r} is not a date")
 
 
 def _base64(values: pa.Array) -> pa.Array:
@@ -254,6 +278,32 @@ def _nested(column: pa.Array, target: pa.DataType, parsing: Parsing) -> pa.Array
     return pa.ListArray.from_arrays(column.offsets, values, type=target, mask=mask)
 
 
+def spark_decimal(value: str | decimal.Decimal, target: pa.DataType) -> decimal.Decimal:
+    """``value`` rounded half up to ``target``'s scale, as Spark's readers store a decimal;
+    text in BigDecimal's syntax (commas ignored, as Spark's en-US parser does)."""
+    if isinstance(value, str):
+        text = value.replace(",", "")
+        if not _BIG_DECIMAL.fullmatch(text):
+            raise MalformedRecordError(NAME, f"{value!r} is not a decimal number")
+        value = decimal.Decimal(text)
+    with decimal.localcontext() as context:
+        context.prec = 100
+        rounded = value.quantize(decimal.Decimal(1).scaleb(-target.scale), decimal.ROUND_HALF_UP)
+    if len(rounded.as_tuple().digits) > target.precision and rounded != 0:
+        raise MalformedRecordError(NAME, f"{value} does not fit {target}")
+    return rounded
+
+
+def _decimals_from_strings(column: pa.Array, target: pa.DataType) -> pa.Array:
+    try:
+        return column.cast(target)
+    except pa.ArrowInvalid:  # more digits than the scale, commas, exponents: Spark's rules
+        return pa.array(
+            [None if text is None else spark_decimal(text, target) for text in column.to_pylist()],
+            target,
+        )
+
+
 def conform(column: pa.Array | pa.ChunkedArray, target: pa.DataType, parsing: Parsing) -> pa.Array:
     """``column`` as ``target``, parsing text the way Spark's csv/json readers do."""
     if isinstance(column, pa.ChunkedArray):
@@ -269,6 +319,13 @@ def conform(column: pa.Array | pa.ChunkedArray, target: pa.DataType, parsing: Pa
             return pc.utf8_lower(pc.utf8_trim_whitespace(column)).cast(target)
         if pa.types.is_binary(target):
             return _base64(column)
+        if pa.types.is_decimal(target):
+            return _decimals_from_strings(column, target)
+        if pa.types.is_integer(target):
+            try:
+                return column.cast(target)
+            except pa.ArrowInvalid:  # Java's parseInt takes a leading plus sign; Arrow does not
+                column = pc.replace_substring_regex(column, r"^\+(\d)", r"\1")
     if pa.types.is_nested(target) and pa.types.is_nested(column.type):
         return _nested(column, target, parsing)
     # Naive timestamps (parquet without zone) are UTC: Arrow's cast assumes exactly that.

@@ -12,8 +12,9 @@ value equal to ``nullValue`` (quoted or not).
 from __future__ import annotations
 
 import io
+import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -21,7 +22,14 @@ import pyarrow as pa
 from pysparksources.errors import MalformedRecordError
 from pysparksources.files import NAME
 
-__all__ = ["EscapeSeen", "EscapeWatch", "spark_csv_batches"]
+__all__ = [
+    "EscapeSeen",
+    "EscapeWatch",
+    "spark_csv_batches",
+    "spark_csv_records",
+    "split_records",
+    "text_lines",
+]
 
 
 class EscapeSeen(Exception):
@@ -58,31 +66,94 @@ def _field_regex(sep: str, quote: str, escape: str) -> re.Pattern[str]:
     unquoted = rf"(?P<u>[^{s}\r\n]*)"
     if not quote:
         return re.compile(unquoted)
-    inside = rf"(?:[^{q}{e}]|{e}[\s\S])*" if escape else rf"[^{q}]*"
-    return re.compile(rf"{q}(?P<q>{inside}){q}{ends}|{unquoted}")
+    # Without an escape character (escape = quote), a doubled quote is one quote.
+    inside = rf"(?:[^{q}{e}]|{e}[\s\S])*" if escape else rf"(?:[^{q}]|{q}{q})*"
+    # A quote never closed runs to the end of the text (of the line, unless multiLine): the
+    # record then has fewer fields, which makes it malformed, as in Spark.
+    return re.compile(rf"{q}(?P<q>{inside}){q}{ends}|{q}(?P<o>[\s\S]*)\Z|{unquoted}")
 
 
-def _records(text: str, fields: re.Pattern[str], sep: str) -> Iterator[list[tuple[str, bool]]]:
-    """Records of (value, quoted) from ``text``; records end at \\n, \\r\\n or \\r."""
+def _records(
+    text: str, fields: re.Pattern[str], sep: str
+) -> Iterator[tuple[list[tuple[str, bool]], str]]:
+    """Records of (value, quoted) from ``text``, each with its text; records end at \\n,
+    \\r\\n or \\r, and the text leaves the line ending out (Spark's corrupt-record text)."""
     pos, end = 0, len(text)
     while pos < end:
+        start = pos
         record: list[tuple[str, bool]] = []
         while True:
             match = fields.match(text, pos)
             assert match is not None  # the unquoted alternative matches the empty string
             quoted = match.group("q") if "q" in fields.groupindex else None
+            if quoted is None and "o" in fields.groupindex:
+                quoted = match.group("o")
             record.append((quoted, True) if quoted is not None else (match.group("u"), False))
             pos = match.end()
             if pos < end and text[pos] == sep:
                 pos += 1
                 continue
             break
+        raw = text[start:pos]
         if text.startswith("\r\n", pos):
             pos += 2
         elif pos < end:
             pos += 1
         if record != [("", False)]:  # Spark skips empty lines
-            yield record
+            yield record, raw.rstrip("\r\n")
+
+
+def split_records(
+    chunks: Iterable[str], sep: str, quote: str, escape: str, null_value: str
+) -> Iterator[tuple[list[str | None], str]]:
+    """Each record's values (Spark's null rules applied) and its text, from ``chunks``: the
+    file's lines (their endings cut off), or with multiLine the whole file as one chunk."""
+    fields = _field_regex(sep, quote, escape)
+    unescape = (
+        re.compile(rf"{re.escape(escape or quote)}([{re.escape(quote + escape)}])")
+        if quote
+        else None
+    )
+    for chunk in chunks:
+        for record, raw in _records(chunk, fields, sep):
+            values: list[str | None] = []
+            for value, quoted in record:
+                if quoted and unescape is not None:
+                    value = unescape.sub(r"\1", value)
+                null = (not quoted and value == "") or value == null_value
+                values.append(None if null else value)
+            yield values, raw
+
+
+def text_lines(f: Any, encoding: str) -> Iterator[str]:
+    """The file's lines without their endings (\\n, \\r\\n or \\r), as Spark splits them."""
+    text = io.TextIOWrapper(f, encoding=encoding, newline="")
+    try:
+        for line in text:
+            yield line.rstrip("\r\n")
+    finally:
+        text.detach()  # the caller's file stays open: it may read it again
+
+
+def spark_csv_records(
+    f: Any,
+    encoding: str,
+    sep: str,
+    quote: str,
+    escape: str,
+    null_value: str,
+    header: bool,
+    multi_line: bool,
+) -> Iterator[tuple[list[str | None], str]]:
+    """Each data record's values and its text, header left out (see :func:`split_records`)."""
+    if multi_line:
+        text = io.TextIOWrapper(f, encoding=encoding, newline="")
+        chunks: Iterable[str] = [text.read()]
+        text.detach()
+    else:
+        chunks = text_lines(f, encoding)
+    records = split_records(chunks, sep, quote, escape, null_value)
+    return itertools.islice(records, 1 if header else 0, None)
 
 
 def spark_csv_batches(
@@ -99,32 +170,21 @@ def spark_csv_batches(
     skip: int = 0,
 ) -> Iterator[pa.RecordBatch]:
     """String columns ``names`` of a csv file; the first ``skip`` data rows left out."""
-    fields = _field_regex(sep, quote, escape)
-    unescape = (
-        re.compile(rf"{re.escape(escape)}([{re.escape(quote + escape)}])") if escape else None
-    )
-    text = io.TextIOWrapper(f, encoding=encoding, newline="")
-    chunks = [text.read()] if multi_line else text
+    records = spark_csv_records(f, encoding, sep, quote, escape, null_value, header, multi_line)
     columns: list[list[str | None]] = [[] for _ in names]
-    seen = 0
-    for chunk in chunks:
-        for record in _records(chunk, fields, sep):
-            seen += 1
-            if (header and seen == 1) or seen - header <= skip:
-                continue
-            if len(record) != len(names):
-                raise MalformedRecordError(
-                    NAME, f"record {seen} has {len(record)} fields, the schema {len(names)} columns"
-                )
-            for column, (value, quoted) in zip(columns, record, strict=True):
-                if quoted and unescape is not None:
-                    value = unescape.sub(r"\1", value)
-                null = (not quoted and value == "") or value == null_value
-                column.append(None if null else value)
-            if len(columns[0]) >= batch_rows:
-                yield _batch(columns, names)
-                columns = [[] for _ in names]
-    text.detach()
+    for seen, (values, _) in enumerate(records, 1):
+        if seen <= skip:
+            continue
+        if len(values) != len(names):
+            raise MalformedRecordError(
+                NAME,
+                f"record {seen + header} has {len(values)} fields, the schema {len(names)} columns",
+            )
+        for column, value in zip(columns, values, strict=True):
+            column.append(value)
+        if len(columns[0]) >= batch_rows:
+            yield _batch(columns, names)
+            columns = [[] for _ in names]
     if columns and columns[0]:
         yield _batch(columns, names)
 

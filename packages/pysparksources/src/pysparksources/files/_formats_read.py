@@ -9,10 +9,11 @@ file. Columns are matched by name (csv: by position), cast to the user's schema,
 from __future__ import annotations
 
 import codecs
+import io
 import logging
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
@@ -29,6 +30,8 @@ from pysparksources.files._csv_rows import EscapeSeen, EscapeWatch, spark_csv_ba
 from pysparksources.files._filesystem import FileLocation
 from pysparksources.files._hybrid_calendar import julian_to_gregorian
 from pysparksources.files._json_rows import arrow_read_type, has_map, python_batches
+from pysparksources.files._lent import LentFile
+from pysparksources.files._malformed import CONVERSION_ERRORS, FastParse, record_batches
 from pysparksources.files._orc_timestamps import OrcTimestamps
 from pysparksources.files._zones import session_time_zone
 from pysparksources.files.config import ReaderOptions
@@ -152,11 +155,15 @@ def _csv(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> It
     identity = {n: n for n in names}
     types = {}
     for fld in wanted:
+        # Types whose text Spark parses unlike pyarrow (a leading +, decimals rounded to
+        # the scale, ...) come as text and are converted by conform.
         special = pa.types.is_timestamp(fld.type) or pa.types.is_date32(fld.type)
-        special = special or pa.types.is_boolean(fld.type)
+        special = special or pa.types.is_boolean(fld.type) or pa.types.is_decimal(fld.type)
+        special = special or pa.types.is_integer(fld.type)
         types[fld.name] = pa.string() if special else fld.type
     escape = "" if opts.escape == opts.quote else opts.escape
-    source = _decoded(f, opts.encoding)
+    lent = LentFile(f)
+    source = _decoded(lent, opts.encoding)
     if escape:
         source = EscapeWatch(source, escape.encode("utf-8"))
     rows = 0
@@ -187,7 +194,10 @@ def _csv(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> It
             yield batch, identity
         return
     except EscapeSeen:
+        lent.take_back()  # before the file is read again
         f.seek(0)
+    finally:
+        lent.take_back()  # a malformed record: the caller reads the file again
     for batch in spark_csv_batches(
         f,
         opts.encoding,
@@ -212,9 +222,10 @@ def _json(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> I
     identity = {n: n for n in wanted.names}
     rows = 0
     if not any(has_map(fld.type) for fld in wanted):
+        lent = LentFile(f)
         try:
             reader = pj.open_json(
-                _decoded(f, opts.encoding),
+                _decoded(lent, opts.encoding),
                 read_options=pj.ReadOptions(block_size=BLOCK_BYTES),
                 parse_options=pj.ParseOptions(
                     explicit_schema=read_schema, unexpected_field_behavior="ignore"
@@ -225,7 +236,12 @@ def _json(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> I
                 yield batch, identity
             return
         except pa.ArrowInvalid:
+            lent.take_back()  # before the file is read again
+            if opts.mode != "FAILFAST":
+                raise  # read on past the malformed records (see _malformed)
             f.seek(0)
+        finally:
+            lent.take_back()
     for batch in python_batches(f, opts.encoding, read_schema, BATCH_ROWS, skip=rows):
         yield batch, identity
 
@@ -296,8 +312,7 @@ def read_split(
     rows = 0
     try:
         with fs.open(split.path, "rb") as f:
-            for batch, names in _READERS[opts.format](f, split, data_schema, opts):
-                out = _assemble(batch, names, target, split, partition_names, parsing)
+            for out in _parsed(f, split, target, data_schema, partition_names, opts, parsing):
                 rows += out.num_rows
                 if out.num_rows:
                     yield out
@@ -310,7 +325,7 @@ def read_split(
             f"file {location.url(split.path)} was deleted after it was listed "
             "(ignoreMissingFiles=true skips such files)",
         ) from None
-    except (pa.ArrowException, ValueError, UnicodeDecodeError, OSError, KeyError) as error:
+    except (*CONVERSION_ERRORS, pa.ArrowException, UnicodeDecodeError, OSError, KeyError) as error:
         detail = error.detail if isinstance(error, PySparkSourcesError) else error
         problem = f"{type(error).__name__}: {detail}"
         if opts.ignore_corrupt_files:
@@ -324,11 +339,69 @@ def read_split(
             if on_corrupt is not None:
                 on_corrupt(split.path, problem)
             return
+        hint = "ignoreCorruptFiles=true skips such files"
+        if opts.format in ("csv", "json") and isinstance(error, CONVERSION_ERRORS):
+            hint = f"mode FAILFAST: mode=PERMISSIVE keeps malformed records, {hint}"
         raise CorruptFileError(
-            NAME,
-            f"cannot read {opts.format} file {location.url(split.path)}: {problem} "
-            "(ignoreCorruptFiles=true skips such files)",
+            NAME, f"cannot read {opts.format} file {location.url(split.path)}: {problem} ({hint})"
         ) from None
+
+
+def _parsed(
+    f: Any,
+    split: FileSplit,
+    target: pa.Schema,
+    data_schema: pa.Schema,
+    partition_names: list[str],
+    opts: ReaderOptions,
+    parsing: Parsing,
+) -> Iterator[pa.RecordBatch]:
+    """The file's batches; csv and json outside FAILFAST go on past a malformed record."""
+    corrupt = opts.corrupt_column if opts.format in ("csv", "json") else None
+    if corrupt not in data_schema.names:
+        corrupt = None
+    # Spark leaves the corrupt-record column out of what it parses (csv columns by position).
+    parsed = pa.schema([fld for fld in data_schema if fld.name != corrupt])
+    tolerant = opts.format in ("csv", "json") and opts.mode != "FAILFAST"
+    done = 0
+    # Python parses a json file with maps from its first row anyway; tolerant, it does so in
+    # pieces of lines, which keeps the count of what was read in lines (an array of objects
+    # is several rows).
+    if not (tolerant and opts.format == "json" and any(has_map(fld.type) for fld in parsed)):
+        try:
+            for batch, names in _READERS[opts.format](f, split, parsed, opts):
+                out = _assemble(batch, names, target, split, partition_names, parsing)
+                done += out.num_rows
+                yield out
+            return
+        except CONVERSION_ERRORS:
+            if not tolerant:
+                raise
+    f.seek(0)
+    fast = _fast_lines(parsed, opts, parsing)
+    for batch, names in record_batches(f, parsed, opts, parsing, corrupt, done, fast):
+        yield _assemble(batch, names, target, split, partition_names, parsing)
+
+
+def _fast_lines(parsed: pa.Schema, opts: ReaderOptions, parsing: Parsing) -> FastParse:
+    """The fast reader on a piece of a file's lines (UTF-8, no header), strictly."""
+    piece_opts = replace(opts, header=False, encoding="utf-8", mode="FAILFAST")
+    read = _READERS[opts.format]
+
+    def parse(data: bytes) -> list[pa.Array]:
+        batches = list(read(io.BytesIO(data), FileSplit("", len(data)), parsed, piece_opts))
+        return [
+            conform(
+                pa.chunked_array([b.column(names[fld.name]) for b, names in batches])
+                if batches
+                else pa.array([], fld.type),
+                fld.type,
+                parsing,
+            )
+            for fld in parsed
+        ]
+
+    return parse
 
 
 def _assemble(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
@@ -19,8 +20,9 @@ import pyarrow as pa
 
 from pysparksources.errors import MalformedRecordError
 from pysparksources.files import NAME
+from pysparksources.files._conversions import spark_decimal
 
-__all__ = ["arrow_read_type", "has_map", "python_batches"]
+__all__ = ["arrow_read_type", "has_map", "json_objects", "json_value", "python_batches"]
 
 _NON_FINITE = {
     "NaN": float("nan"),
@@ -93,9 +95,9 @@ def _value(value: Any, dtype: pa.DataType) -> Any:
             raise MalformedRecordError(NAME, f"{value!r} is not a {dtype} value")
         return value
     if pa.types.is_decimal(dtype):
-        if isinstance(value, (bool, str)):
-            raise MalformedRecordError(NAME, f"{value!r} is not a {dtype} value")
-        return Decimal(value)
+        if isinstance(value, bool) or not isinstance(value, (int, Decimal, str)):
+            raise MalformedRecordError(NAME, f"{_text(value)[:40]!r} is not a {dtype} value")
+        return spark_decimal(value if isinstance(value, str) else Decimal(value), dtype)
     if pa.types.is_boolean(dtype):
         if not isinstance(value, bool):
             raise MalformedRecordError(NAME, f"{value!r} is not a boolean value")
@@ -115,6 +117,51 @@ def _value(value: Any, dtype: pa.DataType) -> Any:
     return value
 
 
+_DECODER = json.JSONDecoder(parse_float=Decimal)
+
+
+def json_objects(line: str) -> list[dict[str, Any]]:
+    """The records of one JSON Lines line, read as Spark's reader reads it.
+
+    Spark reads the first JSON value of a line and ignores what follows it; an object is one
+    record, an array of objects one record each. Anything else raises ``ValueError``.
+    """
+    start = len(line) - len(line.lstrip())
+    try:
+        value, _ = _DECODER.raw_decode(line, start)
+    except ValueError:
+        if "'" not in line:
+            raise
+        # Spark's parser takes single-quoted names and strings (allowSingleQuotes).
+        value, _ = _DECODER.raw_decode(_double_quoted(line), start)
+    if isinstance(value, dict):
+        return [value]
+    if isinstance(value, list) and all(isinstance(item, dict) for item in value):
+        return value
+    raise MalformedRecordError(NAME, "a line is neither a JSON object nor an array of objects")
+
+
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|\'((?:[^\'\\]|\\.)*)\'', re.DOTALL)
+
+
+def _double_quoted(line: str) -> str:
+    """``line`` with its single-quoted strings written in double quotes."""
+
+    def requote(match: re.Match[str]) -> str:
+        inner = match.group(1)
+        if inner is None:
+            return match.group(0)
+        inner = re.sub(r"\\'", "'", inner).replace('"', '\\"')
+        return f'"{inner}"'
+
+    return _STRINGS.sub(requote, line)
+
+
+def json_value(value: Any, dtype: pa.DataType) -> Any:
+    """``value`` as ``dtype`` (a read type); :class:`MalformedRecordError` if it does not fit."""
+    return _value(value, dtype)
+
+
 def python_batches(
     f: Any, encoding: str, schema: pa.Schema, batch_rows: int, skip: int = 0
 ) -> Iterator[pa.RecordBatch]:
@@ -123,23 +170,25 @@ def python_batches(
     struct = pa.struct(list(schema))
     rows: list[dict[str, Any]] = []
     seen = 0
-    for number, line in enumerate(text, 1):
-        if not line.strip():
-            continue
-        seen += 1
-        if seen <= skip:
-            continue
-        try:
-            record = json.loads(line, parse_float=Decimal)
-            if not isinstance(record, dict):
-                raise MalformedRecordError(NAME, "a line is not a JSON object")
-            rows.append({fld.name: _value(record.get(fld.name), fld.type) for fld in schema})
-        except ValueError as error:  # a MalformedRecordError, or json's own
-            reason = error.detail if isinstance(error, MalformedRecordError) else error
-            raise MalformedRecordError(NAME, f"line {number}: {reason}") from None
-        if len(rows) >= batch_rows:
-            yield pa.RecordBatch.from_struct_array(pa.array(rows, struct))
-            rows = []
-    text.detach()
+    try:
+        for number, line in enumerate(text, 1):
+            if not line.strip():
+                continue
+            seen += 1
+            if seen <= skip:
+                continue
+            try:
+                for record in json_objects(line):
+                    rows.append(
+                        {fld.name: _value(record.get(fld.name), fld.type) for fld in schema}
+                    )
+            except ValueError as error:  # a MalformedRecordError, or json's own
+                reason = error.detail if isinstance(error, MalformedRecordError) else error
+                raise MalformedRecordError(NAME, f"line {number}: {reason}") from None
+            if len(rows) >= batch_rows:
+                yield pa.RecordBatch.from_struct_array(pa.array(rows, struct))
+                rows = []
+    finally:
+        text.detach()  # the caller's file stays open: it may read it again
     if rows:
         yield pa.RecordBatch.from_struct_array(pa.array(rows, struct))

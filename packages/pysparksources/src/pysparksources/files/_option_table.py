@@ -34,6 +34,7 @@ __all__ = [
     "CHECKPOINT_LOCATION",
     "CLEAN_SOURCE",
     "COMPRESSION",
+    "CORRUPT_RECORD_COLUMN",
     "DATE_FORMAT",
     "DISCARD_CACHED_INPUT_RATIO",
     "ENCODING",
@@ -403,9 +404,18 @@ TIMESTAMP_FORMAT = DatetimePattern(
 )
 MODE = Choice(
     name="mode",
-    doc="Only FAILFAST: a malformed record fails its file (ignoreCorruptFiles skips it).",
-    default="FAILFAST",
-    choices=("FAILFAST", "PERMISSIVE", "DROPMALFORMED"),
+    doc="csv/json: what a malformed record does, as in Spark: PERMISSIVE keeps it (fields that "
+    "do not parse are null, the record's text goes to the corrupt-record column), "
+    "DROPMALFORMED drops it, FAILFAST fails its file.",
+    default="PERMISSIVE",
+    choices=("PERMISSIVE", "DROPMALFORMED", "FAILFAST"),
+    uses=Use.READ,
+)
+CORRUPT_RECORD_COLUMN = Text(
+    name="columnNameOfCorruptRecord",
+    doc="csv/json, mode PERMISSIVE: the STRING column of the schema that receives a malformed "
+    "record's text (without it in the schema, the text is not kept).",
+    default="_corrupt_record",
     uses=Use.READ,
 )
 TIME_ZONE = Zone(
@@ -542,7 +552,6 @@ FS = OptionFamily(
 UNSUPPORTED = {
     "inferSchema": f"{NAME} needs a schema (.schema(...)); it does not infer one",
     "comment": "pyarrow's csv reader has no comment lines",
-    "columnNameOfCorruptRecord": "malformed records fail their file (see ignoreCorruptFiles)",
     "mergeSchema": "columns are read by the given schema",
     "samplingRatio": f"{NAME} does not infer schemas",
     "primitivesAsString": "columns are cast to the given schema",
@@ -580,6 +589,7 @@ TABLE = OptionTable(
         DATE_FORMAT,
         TIMESTAMP_FORMAT,
         MODE,
+        CORRUPT_RECORD_COLUMN,
         TIME_ZONE,
         WHOLETEXT,
         LINE_SEP,
@@ -605,7 +615,15 @@ TABLE = OptionTable(
 
 # Which format-specific options each format takes; given with another format they are an
 # error ("this option does not apply to format parquet"), not silently ignored.
-_CSV_JSON = (ENCODING, MULTI_LINE, DATE_FORMAT, TIMESTAMP_FORMAT, MODE, TIME_ZONE)
+_CSV_JSON = (
+    ENCODING,
+    MULTI_LINE,
+    DATE_FORMAT,
+    TIMESTAMP_FORMAT,
+    MODE,
+    CORRUPT_RECORD_COLUMN,
+    TIME_ZONE,
+)
 READ_FORMAT_OPTIONS: Mapping[str, tuple[Option[Any], ...]] = {
     "csv": (HEADER, SEP, QUOTE, ESCAPE, NULL_VALUE, *_CSV_JSON),
     "json": _CSV_JSON,

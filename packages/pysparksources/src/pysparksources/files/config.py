@@ -68,6 +68,8 @@ class ReaderOptions:
     time_zone: str | None
     ignore_corrupt_files: bool
     ignore_missing_files: bool
+    mode: str  # csv/json: PERMISSIVE, DROPMALFORMED or FAILFAST
+    corrupt_column: str  # csv/json: where PERMISSIVE puts a malformed record's text
 
 
 @dataclass(frozen=True)

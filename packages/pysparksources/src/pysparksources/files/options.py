@@ -22,6 +22,7 @@ from pysparksources.files._filesystem import FileLocation, exclusive_create_prob
 from pysparksources.files._option_table import (
     CLEAN_SOURCE,
     COMPRESSION,
+    CORRUPT_RECORD_COLUMN,
     DATE_FORMAT,
     DISCARD_CACHED_INPUT_RATIO,
     ENCODING,
@@ -153,12 +154,6 @@ def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
     _check_format_options(opts, fmt, READ_FORMAT_OPTIONS)
     sep = opts.value(SEP)
     encoding = opts.value(ENCODING)
-    if opts.value(MODE) != "FAILFAST":
-        raise opts.error(
-            MODE,
-            "only FAILFAST is supported: a malformed record fails its file "
-            "(ignoreCorruptFiles=true skips such files)",
-        )
     multi_line = opts.value(MULTI_LINE)
     if multi_line and fmt == "json":
         raise opts.error(MULTI_LINE, f"{NAME} reads JSON Lines only (multiLine=false)")
@@ -179,6 +174,8 @@ def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
         time_zone=opts.get(TIME_ZONE),
         ignore_corrupt_files=opts.value(IGNORE_CORRUPT_FILES),
         ignore_missing_files=opts.value(IGNORE_MISSING_FILES),
+        mode=opts.value(MODE),
+        corrupt_column=opts.value(CORRUPT_RECORD_COLUMN),
     )
 
 

@@ -46,7 +46,7 @@ from pysparksources.files._listing import FileEntry, list_files
 from pysparksources.files._manifest import CommittedFiles, ManifestLog, committed_files, uri_to_url
 from pysparksources.files._seen import SeenFiles
 from pysparksources.files._source_log import LogEntry, SourceLog, prune
-from pysparksources.files.config import SourceConfig
+from pysparksources.files.config import ReaderOptions, SourceConfig
 from pysparksources.files.planning import FilePartition, ReadContext, plan_partitions
 
 if TYPE_CHECKING:
@@ -85,6 +85,7 @@ def require_folder(config: SourceConfig) -> None:
 
 def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
     _check_schema(schema, config.reader.format)
+    _check_corrupt_column(schema, config.reader)
     target = spark_arrow_schema(schema)
     if config.reader.format == "text":
         strings = [f for f in target if pa.types.is_string(f.type)]
@@ -116,6 +117,22 @@ def _check_schema(schema: StructType, fmt: str) -> None:
                     f"the schema's column {column!r}: a JSON map can only have STRING keys, "
                     f"not {key_type.simpleString()}",
                 )
+
+
+def _check_corrupt_column(schema: StructType, reader: ReaderOptions) -> None:
+    """Spark's rule: the column that takes malformed records' text is a nullable STRING."""
+    from pyspark.sql.types import StringType
+
+    if reader.format not in ("csv", "json") or reader.corrupt_column not in schema.names:
+        return
+    column = schema[reader.corrupt_column]
+    if not isinstance(column.dataType, StringType) or not column.nullable:
+        raise SchemaError(
+            NAME,
+            f"the schema's column {column.name!r} takes malformed records' text "
+            "(columnNameOfCorruptRecord), so it must be a nullable STRING, not "
+            f"{column.dataType.simpleString()}{'' if column.nullable else ' NOT NULL'}",
+        )
 
 
 def _map_key_types(data_type: Any, path: str) -> Iterator[tuple[str, Any]]:

@@ -40,7 +40,7 @@ def test_missing_log_location_is_named(session: Any, tmp_path: Path) -> None:
         ({"maxFilesPerTrigger": "2", "maxBytesPerTrigger": "1m"}, "maxBytesPerTrigger"),
         ({"maxFilesPertrigger2": "1"}, "did you mean"),
         ({"format": "xml"}, "format"),
-        ({"format": "json", "multiLine": "true"}, "multiLine"),
+        ({"format": "json", "multiLine": "maybe"}, "multiLine"),
         ({"format": "csv", "mode": "LENIENT"}, "mode"),
         ({"format": "csv", "inferSchema": "true"}, "inferSchema"),
         ({"format": "parquet", "header": "true"}, "header"),

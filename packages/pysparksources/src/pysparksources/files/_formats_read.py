@@ -31,7 +31,12 @@ from pysparksources.files._filesystem import FileLocation
 from pysparksources.files._hybrid_calendar import julian_to_gregorian
 from pysparksources.files._json_rows import arrow_read_type, has_map, python_batches
 from pysparksources.files._lent import LentFile
-from pysparksources.files._malformed import CONVERSION_ERRORS, FastParse, record_batches
+from pysparksources.files._malformed import (
+    CONVERSION_ERRORS,
+    FastParse,
+    document_batches,
+    record_batches,
+)
 from pysparksources.files._orc_timestamps import OrcTimestamps
 from pysparksources.files._zones import session_time_zone
 from pysparksources.files.config import ReaderOptions
@@ -362,6 +367,10 @@ def _parsed(
         corrupt = None
     # Spark leaves the corrupt-record column out of what it parses (csv columns by position).
     parsed = pa.schema([fld for fld in data_schema if fld.name != corrupt])
+    if opts.format == "json" and opts.multi_line:
+        for batch, names in document_batches(f, parsed, opts, parsing, corrupt):
+            yield _assemble(batch, names, target, split, partition_names, parsing)
+        return
     tolerant = opts.format in ("csv", "json") and opts.mode != "FAILFAST"
     done = 0
     # Python parses a json file with maps from its first row anyway; tolerant, it does so in

@@ -34,7 +34,7 @@ from pysparksources.files._csv_rows import spark_csv_records, split_records, tex
 from pysparksources.files._json_rows import arrow_read_type, json_objects, json_value
 from pysparksources.files.config import ReaderOptions
 
-__all__ = ["CONVERSION_ERRORS", "FastParse", "record_batches"]
+__all__ = ["CONVERSION_ERRORS", "FastParse", "document_batches", "record_batches"]
 
 # What a record that does not parse or convert raises, in pyarrow's readers and in conform.
 CONVERSION_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, OverflowError)
@@ -108,12 +108,16 @@ class _Reading:
             except ValueError:
                 yield [None] * len(self.parsed), True, line
                 continue
+            rows, bad = [], False
             for record in objects:
-                values, bad = [], False
+                values = []
                 for fld, read_type in zip(self.parsed, self.read_types, strict=True):
                     value, fits = _fitted(record.get(fld.name), read_type)
                     values.append(value)
                     bad = bad or not fits
+                rows.append(values)
+            # One bad object of an array makes the whole line malformed, every row of it.
+            for values in rows:
                 yield values, bad, line
 
     def batches(self, records: Iterable[tuple[list[Any], bool, str]]) -> Iterator[pa.RecordBatch]:
@@ -148,6 +152,9 @@ class _Reading:
                 for text, malformed in zip(records.texts, bad, strict=True)
             ]
             arrays.append(pa.array(texts, pa.string()))
+        if self.opts.mode == "FAILFAST" and any(bad):
+            text = records.texts[bad.index(True)]
+            raise MalformedRecordError(NAME, f"malformed record: {text[:200]!r}")
         batch = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
         if self.opts.mode == "DROPMALFORMED" and any(bad):
             batch = batch.filter(pa.array([not malformed for malformed in bad]))
@@ -205,6 +212,29 @@ def record_batches(
     lines = itertools.islice(lines, skip, None)
     while chunk := list(itertools.islice(lines, _CHUNK_LINES)):
         for batch in reading.pieces(chunk, fast):
+            yield batch, reading.names
+
+
+def document_batches(
+    f: Any,
+    parsed: pa.Schema,
+    opts: ReaderOptions,
+    parsing: Parsing,
+    corrupt_column: str | None,
+) -> Iterator[tuple[pa.RecordBatch, dict[str, str]]]:
+    """A json file read with multiLine: one JSON document, its text the malformed record's.
+
+    As in Spark, the document is the file's first JSON value (what follows it is ignored), an
+    object or an array of objects; an empty file has no rows. The file is read whole.
+    """
+    reading = _Reading(parsed, opts, parsing, corrupt_column)
+    text = io.TextIOWrapper(f, encoding=opts.encoding, newline="")
+    try:
+        document = text.read()
+    finally:
+        text.detach()
+    if document.strip():
+        for batch in reading.batches(reading.records([document])):
             yield batch, reading.names
 
 

@@ -227,7 +227,7 @@ PATH = Text(
 )
 FORMAT = Choice(
     name="format",
-    doc="parquet, csv, json (JSON Lines), text or orc.",
+    doc="parquet, csv, json (JSON Lines; one document per file with multiLine), text or orc.",
     default="parquet",
     choices=READ_FORMATS,
     uses=Use.READ,
@@ -386,7 +386,8 @@ ENCODING = Encoding(
 )
 MULTI_LINE = Flag(
     name="multiLine",
-    doc="csv: quoted values may span lines (json: only false).",
+    doc="csv: quoted values may span lines; json: each file is one JSON document (an object, "
+    "or an array of objects: one row each) instead of JSON Lines.",
     default="false",
     uses=Use.READ,
 )

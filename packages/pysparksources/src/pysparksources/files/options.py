@@ -155,8 +155,6 @@ def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
     sep = opts.value(SEP)
     encoding = opts.value(ENCODING)
     multi_line = opts.value(MULTI_LINE)
-    if multi_line and fmt == "json":
-        raise opts.error(MULTI_LINE, f"{NAME} reads JSON Lines only (multiLine=false)")
     line_sep = opts.get(LINE_SEP)
     return ReaderOptions(
         format=fmt,

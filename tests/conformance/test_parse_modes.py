@@ -66,6 +66,9 @@ JSON_BAD = [
     '{"id":20,"d":"Infinity","dec":1234567.891,"b":null}',
     '{"id":21,"dec":12345678.9,"st":[1]}',
     '[{"id":22,"s":"fine"},{"id":23,"d":"bad"}]',  # one bad object: the whole line is malformed
+    '{"id":24,"ts":12345}',  # a number in a TIMESTAMP column: seconds since the epoch
+    '{"id":25,"ts":-5.5}',
+    '{"id":26,"ts":99999999999999999}',  # Spark's microseconds wrap around 64 bits
 ]
 # multiLine: each file one JSON document (Spark reads the first value of the file).
 JSON_DOCUMENTS = {

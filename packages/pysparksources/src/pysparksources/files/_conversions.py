@@ -21,8 +21,19 @@ from pysparksources.errors import MalformedRecordError
 from pysparksources.files import NAME
 from pysparksources.files._zones import instants_from_wall_times
 
-__all__ = ["Parsing", "check_datetime_pattern", "conform", "pattern_regex", "spark_decimal"]
+__all__ = [
+    "EPOCH_MARK",
+    "Parsing",
+    "check_datetime_pattern",
+    "conform",
+    "pattern_regex",
+    "spark_decimal",
+]
 
+# Starts the text of a TIMESTAMP a JSON file gave as a number: microseconds since the epoch
+# follow (see _json_rows); text never holds it otherwise (JSON text has no raw NUL).
+
+EPOCH_MARK = "\x00"
 # java.math.BigDecimal's syntax, which Spark's readers parse decimals with (no spaces, no NaN).
 _BIG_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -182,6 +193,17 @@ def _unmatched(values: pa.Array, parts: pa.StructArray) -> None:
 
 def timestamps_from_strings(values: pa.Array, target: pa.DataType, parsing: Parsing) -> pa.Array:
     """Strings -> timestamps; an offset in the text wins, else the text is a wall time."""
+    if pa.types.is_large_string(values.type):  # JSON's: numbers there are epoch seconds
+        epoch = pc.fill_null(pc.starts_with(values, EPOCH_MARK), False)
+        if pc.any(epoch).as_py():
+            micros = pc.utf8_slice_codeunits(pc.if_else(epoch, values, None), 1)
+            instants = micros.cast(pa.int64()).view(_UTC).cast(target)
+            texts = timestamps_from_strings(
+                pc.if_else(epoch, None, values).cast(pa.string()), target, parsing
+            )
+            both: pa.Array = pc.if_else(epoch, instants, texts)
+            return both
+        values = values.cast(pa.string())
     values = pc.utf8_trim_whitespace(values)
     # timestampFormat is for TIMESTAMP; TIMESTAMP_NTZ keeps ISO text (Spark has a separate
     # timestampNTZFormat option, which pyfile does not take).

@@ -20,9 +20,19 @@ import pyarrow as pa
 
 from pysparksources.errors import MalformedRecordError
 from pysparksources.files import NAME
-from pysparksources.files._conversions import spark_decimal
+from pysparksources.files._conversions import EPOCH_MARK, spark_decimal
 
-__all__ = ["arrow_read_type", "has_map", "json_objects", "json_value", "python_batches"]
+# The read type of TIMESTAMP text in JSON (see arrow_read_type).
+TIMESTAMP_TEXT = pa.large_string()
+
+__all__ = [
+    "TIMESTAMP_TEXT",
+    "arrow_read_type",
+    "has_map",
+    "json_objects",
+    "json_value",
+    "python_batches",
+]
 
 _NON_FINITE = {
     "NaN": float("nan"),
@@ -36,7 +46,13 @@ _NON_FINITE = {
 
 
 def arrow_read_type(target: pa.DataType) -> pa.DataType:
-    """What to ask a JSON parser for: text for the types Spark writes as strings."""
+    """What to ask a JSON parser for: text for the types Spark writes as strings.
+
+    A TIMESTAMP column's text is a large string: the mark that tells :func:`json_value` a
+    number there is seconds since the epoch (Spark's rule) rather than text.
+    """
+    if pa.types.is_timestamp(target) and target.tz is not None:
+        return TIMESTAMP_TEXT
     if pa.types.is_timestamp(target) or pa.types.is_date(target) or pa.types.is_binary(target):
         return pa.string()
     if pa.types.is_struct(target):
@@ -68,6 +84,20 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _timestamp_text(value: Any) -> str:
+    """A TIMESTAMP value: text as it is, a whole number as epoch seconds (EPOCH_MARK + micros).
+
+    Spark multiplies a JSON integer by 1,000,000 in 64-bit arithmetic, wrapping on overflow;
+    a number beyond 64 bits, a fraction, a boolean or an object is malformed.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int) or not -(2**63) <= value < 2**63:
+        raise MalformedRecordError(NAME, f"{_text(value)[:40]!r} is not a timestamp")
+    micros = (value * 1_000_000 + 2**63) % 2**64 - 2**63
+    return f"{EPOCH_MARK}{micros}"
+
+
 def _text(value: Any) -> str:
     """A JSON value as a string column holds it (Spark keeps a non-string value's text)."""
     if isinstance(value, str):
@@ -80,6 +110,8 @@ def _text(value: Any) -> str:
 def _value(value: Any, dtype: pa.DataType) -> Any:
     if value is None:
         return None
+    if dtype == TIMESTAMP_TEXT:
+        return _timestamp_text(value)
     if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
         return _text(value)
     if pa.types.is_floating(dtype):

@@ -393,8 +393,12 @@ def _parsed(
 
 
 def _fast_lines(parsed: pa.Schema, opts: ReaderOptions, parsing: Parsing) -> FastParse:
-    """The fast reader on a piece of a file's lines (UTF-8, no header), strictly."""
-    piece_opts = replace(opts, header=False, encoding="utf-8", mode="FAILFAST")
+    """The fast reader on a piece of a file's lines (UTF-8, no header).
+
+    The mode stays tolerant, so the json reader fails at once on what pyarrow refuses instead
+    of parsing the piece in Python first: the caller halves a piece that fails anyway.
+    """
+    piece_opts = replace(opts, header=False, encoding="utf-8")
     read = _READERS[opts.format]
 
     def parse(data: bytes) -> list[pa.Array]:

@@ -41,7 +41,7 @@ CONVERSION_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, O
 # Parses UTF-8 lines with the fast reader into arrays of the parsed schema's types; raises
 # one of CONVERSION_ERRORS if any line is malformed.
 FastParse = Callable[[bytes], list[pa.Array]]
-_CHUNK_LINES = 8192  # lines given back to the fast reader at once
+_CHUNK_LINES = 65_536  # lines given back to the fast reader at once
 _ALONE_LINES = 32  # a failing piece this small is parsed record by record
 _BATCH_RECORDS = 4096  # records of one batch on the record-by-record path
 

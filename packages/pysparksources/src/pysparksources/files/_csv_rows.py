@@ -25,10 +25,12 @@ from pysparksources.files import NAME
 __all__ = [
     "EscapeSeen",
     "EscapeWatch",
+    "escape_in_quotes",
     "spark_csv_batches",
     "spark_csv_records",
     "split_records",
     "text_lines",
+    "whole_text",
 ]
 
 
@@ -135,6 +137,21 @@ def text_lines(f: Any, encoding: str) -> Iterator[str]:
         text.detach()  # the caller's file stays open: it may read it again
 
 
+def whole_text(f: Any, encoding: str) -> str:
+    """The whole file as text, line endings as they are (multiLine csv, multiLine json)."""
+    text = io.TextIOWrapper(f, encoding=encoding, newline="")
+    try:
+        return text.read()
+    finally:
+        text.detach()  # the caller's file stays open
+
+
+def escape_in_quotes(quote: str, escape: str) -> str:
+    """The escape character to honour inside quotes; none when it is the quote itself, which
+    then escapes by doubling (pyarrow's double_quote, the doubled-quote rule of _field_regex)."""
+    return "" if escape == quote else escape
+
+
 def spark_csv_records(
     f: Any,
     encoding: str,
@@ -146,12 +163,7 @@ def spark_csv_records(
     multi_line: bool,
 ) -> Iterator[tuple[list[str | None], str]]:
     """Each data record's values and its text, header left out (see :func:`split_records`)."""
-    if multi_line:
-        text = io.TextIOWrapper(f, encoding=encoding, newline="")
-        chunks: Iterable[str] = [text.read()]
-        text.detach()
-    else:
-        chunks = text_lines(f, encoding)
+    chunks = [whole_text(f, encoding)] if multi_line else text_lines(f, encoding)
     records = split_records(chunks, sep, quote, escape, null_value)
     return itertools.islice(records, 1 if header else 0, None)
 

@@ -26,7 +26,12 @@ from pysparksources.errors import (
 )
 from pysparksources.files import NAME
 from pysparksources.files._conversions import Parsing, check_datetime_pattern, conform
-from pysparksources.files._csv_rows import EscapeSeen, EscapeWatch, spark_csv_batches
+from pysparksources.files._csv_rows import (
+    EscapeSeen,
+    EscapeWatch,
+    escape_in_quotes,
+    spark_csv_batches,
+)
 from pysparksources.files._filesystem import FileLocation
 from pysparksources.files._hybrid_calendar import julian_to_gregorian
 from pysparksources.files._json_rows import arrow_read_type, has_map, python_batches
@@ -166,7 +171,7 @@ def _csv(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> It
         special = special or pa.types.is_boolean(fld.type) or pa.types.is_decimal(fld.type)
         special = special or pa.types.is_integer(fld.type)
         types[fld.name] = pa.string() if special else fld.type
-    escape = "" if opts.escape == opts.quote else opts.escape
+    escape = escape_in_quotes(opts.quote, opts.escape)
     lent = LentFile(f)
     source = _decoded(lent, opts.encoding)
     if escape:
@@ -330,7 +335,7 @@ def read_split(
             f"file {location.url(split.path)} was deleted after it was listed "
             "(ignoreMissingFiles=true skips such files)",
         ) from None
-    except (*CONVERSION_ERRORS, pa.ArrowException, UnicodeDecodeError, OSError, KeyError) as error:
+    except (*CONVERSION_ERRORS, pa.ArrowException, OSError, KeyError) as error:
         detail = error.detail if isinstance(error, PySparkSourcesError) else error
         problem = f"{type(error).__name__}: {detail}"
         if opts.ignore_corrupt_files:

@@ -20,7 +20,6 @@ them with its readers on the same files):
 
 from __future__ import annotations
 
-import io
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -30,7 +29,13 @@ import pyarrow as pa
 from pysparksources.errors import MalformedRecordError
 from pysparksources.files import NAME
 from pysparksources.files._conversions import Parsing, conform
-from pysparksources.files._csv_rows import spark_csv_records, split_records, text_lines
+from pysparksources.files._csv_rows import (
+    escape_in_quotes,
+    spark_csv_records,
+    split_records,
+    text_lines,
+    whole_text,
+)
 from pysparksources.files._json_rows import arrow_read_type, json_objects, json_value
 from pysparksources.files.config import ReaderOptions
 
@@ -91,13 +96,19 @@ class _Reading:
     def records(self, lines: Iterable[str]) -> Iterator[tuple[list[Any], bool, str]]:
         """Lines (json, or csv one record per line) parsed one record at a time."""
         if self.opts.format == "csv":
-            return self._csv(lines)
+            opts = self.opts
+            escape = escape_in_quotes(opts.quote, opts.escape)
+            return self.csv_rows(
+                split_records(lines, opts.sep, opts.quote, escape, opts.null_value)
+            )
         return self._json(lines)
 
-    def _csv(self, chunks: Iterable[str]) -> Iterator[tuple[list[Any], bool, str]]:
-        opts, width = self.opts, len(self.parsed)
-        escape = "" if opts.escape == opts.quote else opts.escape
-        for values, text in split_records(chunks, opts.sep, opts.quote, escape, opts.null_value):
+    def csv_rows(
+        self, records: Iterable[tuple[list[str | None], str]]
+    ) -> Iterator[tuple[list[Any], bool, str]]:
+        """csv records cut or padded to the schema's width; another width is malformed."""
+        width = len(self.parsed)
+        for values, text in records:
             yield (values + [None] * width)[:width], len(values) != width, text
 
     def _json(self, lines: Iterable[str]) -> Iterator[tuple[list[Any], bool, str]]:
@@ -194,16 +205,11 @@ def record_batches(
     """
     reading = _Reading(parsed, opts, parsing, corrupt_column)
     if opts.format == "csv" and opts.multi_line:
-        escape = "" if opts.escape == opts.quote else opts.escape
+        escape = escape_in_quotes(opts.quote, opts.escape)
         records = spark_csv_records(
             f, opts.encoding, opts.sep, opts.quote, escape, opts.null_value, opts.header, True
         )
-        width = len(parsed)
-        rows = (
-            ((values + [None] * width)[:width], len(values) != width, text)
-            for values, text in itertools.islice(records, skip, None)
-        )
-        for batch in reading.batches(rows):
+        for batch in reading.batches(reading.csv_rows(itertools.islice(records, skip, None))):
             yield batch, reading.names
         return
     lines = _nonblank(f, opts)
@@ -228,11 +234,7 @@ def document_batches(
     object or an array of objects; an empty file has no rows. The file is read whole.
     """
     reading = _Reading(parsed, opts, parsing, corrupt_column)
-    text = io.TextIOWrapper(f, encoding=opts.encoding, newline="")
-    try:
-        document = text.read()
-    finally:
-        text.detach()
+    document = whole_text(f, opts.encoding)
     if document.strip():
         for batch in reading.batches(reading.records([document])):
             yield batch, reading.names
@@ -240,18 +242,10 @@ def document_batches(
 
 def _nonblank(f: Any, opts: ReaderOptions) -> Iterator[str]:
     """The file's lines that hold a record (Spark skips empty ones, and json blank ones)."""
+    lines = text_lines(f, opts.encoding)
     if opts.format == "csv":
-        return (line for line in text_lines(f, opts.encoding) if line)
-    return (line for line in _json_lines(f, opts.encoding) if line.strip())
-
-
-def _json_lines(f: Any, encoding: str) -> Iterator[str]:
-    text = io.TextIOWrapper(f, encoding=encoding, newline=None)
-    try:
-        for line in text:
-            yield line.rstrip("\n")
-    finally:
-        text.detach()
+        return (line for line in lines if line)
+    return (line for line in lines if line.strip())
 
 
 def _fitted(value: Any, dtype: pa.DataType) -> tuple[Any, bool]:

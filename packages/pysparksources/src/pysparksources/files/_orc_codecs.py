@@ -95,12 +95,7 @@ def _lz4_block(data: bytes) -> bytes:
         pos += 1
         length = token >> 4
         if length == 15:
-            while True:
-                more = data[pos]
-                pos += 1
-                length += more
-                if more != 255:
-                    break
+            length, pos = _lz4_length(data, pos, length)
         out += data[pos : pos + length]
         pos += length
         if pos >= len(data):
@@ -109,12 +104,7 @@ def _lz4_block(data: bytes) -> bytes:
         pos += 2
         length = token & 15
         if length == 15:
-            while True:
-                more = data[pos]
-                pos += 1
-                length += more
-                if more != 255:
-                    break
+            length, pos = _lz4_length(data, pos, length)
         _copy_match(out, distance, length + 4)
     return bytes(out)
 
@@ -125,6 +115,16 @@ def _copy_match(out: bytearray, distance: int, length: int) -> None:
     start = len(out) - distance
     for i in range(length):  # byte by byte: a match may overlap what it writes
         out.append(out[start + i])
+
+
+def _lz4_length(data: bytes, pos: int, length: int) -> tuple[int, int]:
+    """A 4-bit length of 15 continues in bytes, added up until one is not 255."""
+    while True:
+        more = data[pos]
+        pos += 1
+        length += more
+        if more != 255:
+            return length, pos
 
 
 def _lzo_length(data: bytes, pos: int, base: int) -> tuple[int, int]:

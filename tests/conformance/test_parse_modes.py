@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from zones import ZONES, session_zone
 
 pytestmark = pytest.mark.spark
 
@@ -247,6 +248,22 @@ def test_modes_match_spark(spark: Any, corpus: Path, case: ParseCase) -> None:
         expected = spark_frame(spark, case, folder, mode, column, option)
         actual = pyfile_frame(spark, case, folder, mode, column, option)
         assert_same_rows(expected, actual, what)
+
+
+@pytest.mark.parametrize("zone", [z for z in ZONES if z is not None])
+@pytest.mark.parametrize("name", ["csv", "json"])
+def test_malformed_timestamps_match_spark_in_other_session_zones(
+    spark: Any, corpus: Path, name: str, zone: str
+) -> None:
+    """Zone-less timestamps are wall times in the session zone: the same rows in DST and
+    half-hour zones, malformed ones included (the test above runs in the default zone)."""
+    case = next(c for c in SMALL if c.name == name)
+    folder = _folder(case, corpus)
+    with session_zone(spark, zone):
+        for mode, column, option in MODES[:1] + MODES[3:4]:
+            expected = spark_frame(spark, case, folder, mode, column, option)
+            actual = pyfile_frame(spark, case, folder, mode, column, option)
+            assert_same_rows(expected, actual, f"{name} in {zone}, mode {mode}")
 
 
 @pytest.mark.parametrize("case", _by_size(CASES))

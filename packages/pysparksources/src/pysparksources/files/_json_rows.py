@@ -27,6 +27,7 @@ TIMESTAMP_TEXT = pa.large_string()
 
 __all__ = [
     "TIMESTAMP_TEXT",
+    "RawTextNeeded",
     "arrow_read_type",
     "has_map",
     "json_objects",
@@ -93,17 +94,38 @@ def _timestamp_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, bool) or not isinstance(value, int) or not -(2**63) <= value < 2**63:
-        raise MalformedRecordError(NAME, f"{_text(value)[:40]!r} is not a timestamp")
+        raise MalformedRecordError(NAME, f"{_shown(value)[:40]!r} is not a timestamp")
     micros = (value * 1_000_000 + 2**63) % 2**64 - 2**63
     return f"{EPOCH_MARK}{micros}"
 
 
+class RawTextNeeded(Exception):
+    """An object or array goes into a STRING column: parse the line again keeping its text."""
+
+
+class _RawDict(dict[str, Any]):
+    raw = ""
+
+
+class _RawList(list[Any]):
+    raw = ""
+
+
 def _text(value: Any) -> str:
-    """A JSON value as a string column holds it (Spark keeps a non-string value's text)."""
+    """A JSON value as a string column holds it: Spark keeps the value's text as written."""
     if isinstance(value, str):
         return value
     if isinstance(value, Decimal):
         return str(value)
+    if isinstance(value, (dict, list)):
+        if not isinstance(value, (_RawDict, _RawList)):
+            raise RawTextNeeded
+        return value.raw
+    return _shown(value)
+
+
+def _shown(value: Any) -> str:
+    """A value in a message."""
     return json.dumps(_plain(value), separators=(",", ":"), ensure_ascii=False)
 
 
@@ -128,7 +150,7 @@ def _value(value: Any, dtype: pa.DataType) -> Any:
         return value
     if pa.types.is_decimal(dtype):
         if isinstance(value, bool) or not isinstance(value, (int, Decimal, str)):
-            raise MalformedRecordError(NAME, f"{_text(value)[:40]!r} is not a {dtype} value")
+            raise MalformedRecordError(NAME, f"{_shown(value)[:40]!r} is not a {dtype} value")
         return spark_decimal(value if isinstance(value, str) else Decimal(value), dtype)
     if pa.types.is_boolean(dtype):
         if not isinstance(value, bool):
@@ -136,15 +158,15 @@ def _value(value: Any, dtype: pa.DataType) -> Any:
         return value
     if pa.types.is_struct(dtype):
         if not isinstance(value, dict):
-            raise MalformedRecordError(NAME, f"{_text(value)[:40]!r} is not an object")
+            raise MalformedRecordError(NAME, f"{_shown(value)[:40]!r} is not an object")
         return {f.name: _value(value.get(f.name), f.type) for f in dtype}
     if pa.types.is_map(dtype):
         if not isinstance(value, dict):
-            raise MalformedRecordError(NAME, f"{_text(value)[:40]!r} is not an object")
+            raise MalformedRecordError(NAME, f"{_shown(value)[:40]!r} is not an object")
         return [(_value(k, dtype.key_type), _value(v, dtype.item_type)) for k, v in value.items()]
     if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
         if not isinstance(value, list):
-            raise MalformedRecordError(NAME, f"{_text(value)[:40]!r} is not an array")
+            raise MalformedRecordError(NAME, f"{_shown(value)[:40]!r} is not an array")
         return [_value(v, dtype.value_type) for v in value]
     return value
 
@@ -152,20 +174,51 @@ def _value(value: Any, dtype: pa.DataType) -> Any:
 _DECODER = json.JSONDecoder(parse_float=Decimal)
 
 
-def json_objects(line: str) -> list[dict[str, Any]]:
+def _raw_object(s_and_end: tuple[str, int], *args: Any) -> tuple[dict[str, Any], int]:
+    text, start = s_and_end
+    value, end = json.decoder.JSONObject(s_and_end, *args)  # type: ignore[attr-defined]
+    kept = _RawDict(value)
+    kept.raw = text[start - 1 : end]
+    return kept, end
+
+
+def _raw_array(s_and_end: tuple[str, int], *args: Any) -> tuple[list[Any], int]:
+    text, start = s_and_end
+    value, end = json.decoder.JSONArray(s_and_end, *args)  # type: ignore[attr-defined]
+    kept = _RawList(value)
+    kept.raw = text[start - 1 : end]
+    return kept, end
+
+
+def _raw_decoder() -> json.JSONDecoder:
+    """A decoder whose objects and arrays keep their text (the pure-Python scanner: slower,
+    used only for lines that put an object or array into a STRING column)."""
+    decoder = json.JSONDecoder(parse_float=Decimal)
+    decoder.parse_object = _raw_object  # type: ignore[attr-defined]
+    decoder.parse_array = _raw_array  # type: ignore[attr-defined]
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
+    return decoder
+
+
+_RAW_DECODER = _raw_decoder()
+
+
+def json_objects(line: str, keep_text: bool = False) -> list[dict[str, Any]]:
     """The records of one JSON Lines line, read as Spark's reader reads it.
 
     Spark reads the first JSON value of a line and ignores what follows it; an object is one
     record, an array of objects one record each. Anything else raises ``ValueError``.
+    ``keep_text``: objects and arrays keep their text (see :class:`RawTextNeeded`).
     """
     start = len(line) - len(line.lstrip())
+    decoder = _RAW_DECODER if keep_text else _DECODER
     try:
-        value, _ = _DECODER.raw_decode(line, start)
+        value, _ = decoder.raw_decode(line, start)
     except ValueError:
         if "'" not in line:
             raise
         # Spark's parser takes single-quoted names and strings (allowSingleQuotes).
-        value, _ = _DECODER.raw_decode(_double_quoted(line), start)
+        value, _ = decoder.raw_decode(_double_quoted(line), start)
     if isinstance(value, dict):
         return [value]
     if isinstance(value, list) and all(isinstance(item, dict) for item in value):
@@ -194,6 +247,19 @@ def json_value(value: Any, dtype: pa.DataType) -> Any:
     return _value(value, dtype)
 
 
+def _records(line: str, schema: pa.Schema) -> list[dict[str, Any]]:
+    try:
+        return [
+            {fld.name: _value(record.get(fld.name), fld.type) for fld in schema}
+            for record in json_objects(line)
+        ]
+    except RawTextNeeded:
+        return [
+            {fld.name: _value(record.get(fld.name), fld.type) for fld in schema}
+            for record in json_objects(line, keep_text=True)
+        ]
+
+
 def python_batches(
     f: Any, encoding: str, schema: pa.Schema, batch_rows: int, skip: int = 0
 ) -> Iterator[pa.RecordBatch]:
@@ -210,10 +276,7 @@ def python_batches(
             if seen <= skip:
                 continue
             try:
-                for record in json_objects(line):
-                    rows.append(
-                        {fld.name: _value(record.get(fld.name), fld.type) for fld in schema}
-                    )
+                rows.extend(_records(line, schema))
             except ValueError as error:  # a MalformedRecordError, or json's own
                 reason = error.detail if isinstance(error, MalformedRecordError) else error
                 raise MalformedRecordError(NAME, f"line {number}: {reason}") from None

@@ -36,7 +36,12 @@ from pysparksources.files._csv_rows import (
     text_lines,
     whole_text,
 )
-from pysparksources.files._json_rows import arrow_read_type, json_objects, json_value
+from pysparksources.files._json_rows import (
+    RawTextNeeded,
+    arrow_read_type,
+    json_objects,
+    json_value,
+)
 from pysparksources.files.config import ReaderOptions
 
 __all__ = ["CONVERSION_ERRORS", "FastParse", "document_batches", "record_batches"]
@@ -119,17 +124,24 @@ class _Reading:
             except ValueError:
                 yield [None] * len(self.parsed), True, line
                 continue
-            rows, bad = [], False
-            for record in objects:
-                values = []
-                for fld, read_type in zip(self.parsed, self.read_types, strict=True):
-                    value, fits = _fitted(record.get(fld.name), read_type)
-                    values.append(value)
-                    bad = bad or not fits
-                rows.append(values)
+            try:
+                rows, bad = self._json_rows(objects)
+            except RawTextNeeded:
+                rows, bad = self._json_rows(json_objects(line, keep_text=True))
             # One bad object of an array makes the whole line malformed, every row of it.
             for values in rows:
                 yield values, bad, line
+
+    def _json_rows(self, objects: list[dict[str, Any]]) -> tuple[list[list[Any]], bool]:
+        rows, bad = [], False
+        for record in objects:
+            values = []
+            for fld, read_type in zip(self.parsed, self.read_types, strict=True):
+                value, fits = _fitted(record.get(fld.name), read_type)
+                values.append(value)
+                bad = bad or not fits
+            rows.append(values)
+        return rows, bad
 
     def batches(self, records: Iterable[tuple[list[Any], bool, str]]) -> Iterator[pa.RecordBatch]:
         pending = _Records(self.parsed)

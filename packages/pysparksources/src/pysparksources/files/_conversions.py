@@ -223,6 +223,8 @@ def timestamps_from_strings(values: pa.Array, target: pa.DataType, parsing: Pars
         return _wall_times_as(values.cast(_NAIVE), target, parsing.zone)
     except pa.ArrowInvalid:
         pass
+    if parsing.timestamp_format is None:
+        values = _padded_iso(values)
     parts = pc.extract_regex(values, _ISO_WITH_OFFSET)
     has_offset = pc.fill_null(parts.is_valid(), False)
     if not pc.any(has_offset).as_py():
@@ -236,6 +238,30 @@ def timestamps_from_strings(values: pa.Array, target: pa.DataType, parsing: Pars
     local = _wall_times_as(pc.if_else(has_offset, null, values).cast(_NAIVE), _UTC, parsing.zone)
     result: pa.Array = pc.if_else(has_offset, zoned, local)
     return result.cast(target)
+
+
+_SHORT_ISO = re.compile(
+    r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ](\d{1,2})(?::(\d{1,2})(?::(\d{1,2})(\.\d*)?)?)?)?)?)?"
+    r"(\s*(?:[A-Za-z+-].*)?)",
+    re.DOTALL,
+)
+
+
+def _padded_iso(values: pa.Array) -> pa.Array:
+    """Spark's default parser takes ``2024``, ``2024-1``, ``2024-01-01 1:2`` (missing parts are
+    their first value, one-digit fields are fine): write them out in full for Arrow's."""
+
+    def padded(text: str | None) -> str | None:
+        match = _SHORT_ISO.fullmatch(text) if text is not None else None
+        if match is None:
+            return text
+        year, month, day, hour, minute, second, fraction, rest = match.groups()
+        return (
+            f"{year}-{int(month or 1):02d}-{int(day or 1):02d}T{int(hour or 0):02d}:"
+            f"{int(minute or 0):02d}:{int(second or 0):02d}{fraction or ''}{rest}"
+        )
+
+    return pa.array([padded(v) for v in values.to_pylist()], pa.string())
 
 
 def dates_from_strings(values: pa.Array, parsing: Parsing) -> pa.Array:
@@ -326,6 +352,25 @@ def _decimals_from_strings(column: pa.Array, target: pa.DataType) -> pa.Array:
         )
 
 
+_JAVA_DOUBLE = re.compile(r"[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)[fFdD]?")
+_JAVA_HEX_DOUBLE = re.compile(r"([+-]?)0[xX]([0-9a-fA-F]*\.?[0-9a-fA-F]*[pP][+-]?\d+)[fFdD]?")
+
+
+def _java_double(text: str | None) -> float | None:
+    """Java's Double.parseDouble, which Spark's csv reader uses: surrounding whitespace, a
+    d/f suffix and hexadecimal (0x1p3) are fine; anything else raises ArrowInvalid."""
+    if text is None:
+        return None
+    stripped = text.strip()
+    if _JAVA_DOUBLE.fullmatch(stripped):
+        return float(stripped.rstrip("fFdD"))
+    hexadecimal = _JAVA_HEX_DOUBLE.fullmatch(stripped)
+    if hexadecimal:
+        sign, body = hexadecimal.groups()
+        return float.fromhex(f"{sign}0x{body}")
+    raise pa.ArrowInvalid(f"{text!r} is not a number")
+
+
 def conform(column: pa.Array | pa.ChunkedArray, target: pa.DataType, parsing: Parsing) -> pa.Array:
     """``column`` as ``target``, parsing text the way Spark's csv/json readers do."""
     if isinstance(column, pa.ChunkedArray):
@@ -348,6 +393,11 @@ def conform(column: pa.Array | pa.ChunkedArray, target: pa.DataType, parsing: Pa
                 return column.cast(target)
             except pa.ArrowInvalid:  # Java's parseInt takes a leading plus sign; Arrow does not
                 column = pc.replace_substring_regex(column, r"^\+(\d)", r"\1")
+        if pa.types.is_floating(target):
+            try:
+                return column.cast(target)
+            except pa.ArrowInvalid:  # Java's parseDouble takes more than Arrow (see below)
+                return pa.array([_java_double(v) for v in column.to_pylist()], target)
     if pa.types.is_nested(target) and pa.types.is_nested(column.type):
         return _nested(column, target, parsing)
     # Naive timestamps (parquet without zone) are UTC: Arrow's cast assumes exactly that.

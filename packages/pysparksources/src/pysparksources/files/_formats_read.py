@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pysparksources.errors import (
     CorruptFileError,
@@ -157,6 +158,19 @@ def _decoded(f: Any, encoding: str) -> Any:
     return pa.transcoding_input_stream(pa.PythonFile(f, mode="r"), encoding, "utf-8")
 
 
+def _null_value_strings(batch: pa.RecordBatch, null_value: str) -> pa.RecordBatch:
+    """Quoted text equal to nullValue is null too (pyarrow leaves quoted values alone)."""
+    columns = list(batch.columns)
+    changed = False
+    for i, column in enumerate(columns):
+        if pa.types.is_string(column.type):
+            equal = pc.equal(column, null_value)
+            if pc.any(equal).as_py():
+                columns[i] = pc.if_else(equal, pa.scalar(None, pa.string()), column)
+                changed = True
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema) if changed else batch
+
+
 def _csv(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> Iterator[Any]:
     """pyarrow's fast reader until the file shows an escape character, then Spark's rules."""
     import pyarrow.csv as csv
@@ -192,16 +206,17 @@ def _csv(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> It
             ),
             convert_options=csv.ConvertOptions(
                 column_types=types,
-                # Spark: an unquoted empty field is null; so is a value equal to nullValue.
-                null_values=[opts.null_value] if opts.null_value else [""],
+                # Spark: an unquoted empty field is null; so is a value equal to nullValue,
+                # quoted or not (see _null_value_strings), but a quoted "" is an empty string.
+                null_values=sorted({"", opts.null_value}),
                 strings_can_be_null=True,
-                quoted_strings_can_be_null=True,
+                quoted_strings_can_be_null=False,
                 include_columns=names,
             ),
         )
         for batch in reader:
             rows += batch.num_rows
-            yield batch, identity
+            yield _null_value_strings(batch, opts.null_value), identity
         return
     except EscapeSeen:
         lent.take_back()  # before the file is read again

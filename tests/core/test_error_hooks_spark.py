@@ -82,8 +82,13 @@ def test_bad_read_options_fail_when_the_dataframe_is_defined(session: Any, tmp_p
             "pyfile: option 'sep' is given twice, as",
         ),
         (
-            lambda: session.readStream.format("pyfile").option("format", "csv").load(folder),
-            "a schema is required for this format",
+            lambda: (
+                session.readStream.format("pyfile")
+                .option("format", "csv")
+                .option("inferSchema", "perhaps")
+                .load(folder)
+            ),
+            "inferSchema",
         ),
         (
             lambda: session.readStream.format("pyeventhub").option("connectionStrng", CONN).load(),

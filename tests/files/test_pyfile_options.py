@@ -180,10 +180,9 @@ def test_aliases_are_the_same_option(tmp_path: Path) -> None:
 
 def test_spark_options_pyfile_cannot_honour_are_refused_for_what_they_are(tmp_path: Path) -> None:
     for use in (Use.BATCH_READ, Use.STREAM_WRITE):
-        message = refused(use, {"path": str(tmp_path), "inferSchema": "true"}, COLUMNS)
+        message = refused(use, {"path": str(tmp_path), "comment": "#"}, COLUMNS)
         assert message == (
-            "pyfile: option 'inferSchema' is not supported: pyfile needs a schema "
-            "(.schema(...)); it does not infer one"
+            "pyfile: option 'comment' is not supported: pyarrow's csv reader has no comment lines"
         )
 
 
@@ -220,10 +219,13 @@ def test_values_parse_through_their_declared_type(tmp_path: Path) -> None:
         assert accepted in message, (options, message)
 
 
-def test_read_schema_is_texts_or_required(tmp_path: Path) -> None:
+def test_read_schema_is_texts_or_inferred(tmp_path: Path) -> None:
     assert read_schema(read(tmp_path, Use.READ, format="text")) == "value STRING"
-    with pytest.raises(OptionError, match="a schema is required for this format"):
+    with pytest.raises(SchemaError, match=r"cannot infer a schema: .* holds no csv file yet"):
         read_schema(read(tmp_path, Use.READ, format="csv"))
+    (tmp_path / "a.csv").write_text("id,name\n1,a\n")
+    inferred = read_schema(read(tmp_path, Use.READ, format="csv", header="true"))
+    assert inferred.simpleString() == "struct<id:string,name:string>"
     with pytest.raises(OptionError, match="does not exist"):
         read_schema(read(tmp_path / "missing", Use.READ, format="text"))
 

@@ -46,6 +46,7 @@ __all__ = [
     "IGNORE_CORRUPT_FILES",
     "IGNORE_MISSING_FILES",
     "IGNORE_NULL_FIELDS",
+    "INFER_SCHEMA",
     "LATEST_FIRST",
     "LINE_SEP",
     "LOG_CLEANUP_DELAY",
@@ -56,6 +57,7 @@ __all__ = [
     "MAX_FILE_AGE",
     "MAX_PARTITION_BYTES",
     "MAX_RECORDS_PER_FILE",
+    "MERGE_SCHEMA",
     "MIN_BATCHES_TO_RETAIN",
     "MODE",
     "MULTI_LINE",
@@ -65,11 +67,16 @@ __all__ = [
     "PARTITION_BY",
     "PATH",
     "PATH_GLOB_FILTER",
+    "PREFERS_DECIMAL",
+    "PRIMITIVES_AS_STRING",
     "QUERY_NAME",
     "QUOTE",
     "READ_FORMATS",
     "READ_FORMAT_OPTIONS",
     "RECURSIVE_FILE_LOOKUP",
+    "SAMPLING_RATIO",
+    "SCHEMA_SAMPLE_BYTES",
+    "SCHEMA_SAMPLE_FILES",
     "SEP",
     "SINK_FORMAT",
     "SINK_HEADER",
@@ -419,6 +426,56 @@ CORRUPT_RECORD_COLUMN = Text(
     default="_corrupt_record",
     uses=Use.READ,
 )
+INFER_SCHEMA = Flag(
+    name="inferSchema",
+    doc="csv, reads without a schema: infer each column's type from the values (int, bigint, "
+    "decimal, double, timestamp, boolean) as Spark does; false reads every column as STRING.",
+    default="false",
+    uses=Use.READ,
+)
+SAMPLING_RATIO = Number(
+    name="samplingRatio",
+    doc="csv/json, reads without a schema: the fraction of records inference looks at "
+    "(more than 0, at most 1).",
+    default="1.0",
+    minimum=0.0,
+    maximum=1.0,
+    uses=Use.READ,
+)
+PRIMITIVES_AS_STRING = Flag(
+    name="primitivesAsString",
+    doc="json, reads without a schema: infer numbers and booleans as STRING, as Spark does.",
+    default="false",
+    uses=Use.READ,
+)
+PREFERS_DECIMAL = Flag(
+    name="prefersDecimal",
+    doc="json, reads without a schema: infer numbers with a fraction as DECIMAL where one "
+    "holds them exactly, DOUBLE otherwise, as Spark does.",
+    default="false",
+    uses=Use.READ,
+)
+MERGE_SCHEMA = Flag(
+    name="mergeSchema",
+    doc="parquet/orc, reads without a schema: merge the columns of every sampled file's footer "
+    "(types must agree) instead of taking the first file's, as Spark does.",
+    default="false",
+    uses=Use.READ,
+)
+SCHEMA_SAMPLE_FILES = Integer(
+    name="schemaSampleFiles",
+    doc="Reads without a schema: inference reads at most this many files, the first by path.",
+    default="1000",
+    minimum=1,
+    uses=Use.READ,
+)
+SCHEMA_SAMPLE_BYTES = Size(
+    name="schemaSampleBytes",
+    doc="Reads without a schema: inference stops taking files once they hold this many bytes "
+    "(it always takes one).",
+    default="50g",
+    uses=Use.READ,
+)
 TIME_ZONE = Zone(
     name="timeZone",
     doc="csv/json: zone of timestamps written without an offset (IANA name or +hh:mm), as "
@@ -551,11 +608,7 @@ FS = OptionFamily(
 
 # Spark options pyfile knows but cannot honor: an error beats a silent difference.
 UNSUPPORTED = {
-    "inferSchema": f"{NAME} needs a schema (.schema(...)); it does not infer one",
     "comment": "pyarrow's csv reader has no comment lines",
-    "mergeSchema": "columns are read by the given schema",
-    "samplingRatio": f"{NAME} does not infer schemas",
-    "primitivesAsString": "columns are cast to the given schema",
 }
 
 TABLE = OptionTable(
@@ -591,6 +644,13 @@ TABLE = OptionTable(
         TIMESTAMP_FORMAT,
         MODE,
         CORRUPT_RECORD_COLUMN,
+        INFER_SCHEMA,
+        SAMPLING_RATIO,
+        PRIMITIVES_AS_STRING,
+        PREFERS_DECIMAL,
+        MERGE_SCHEMA,
+        SCHEMA_SAMPLE_FILES,
+        SCHEMA_SAMPLE_BYTES,
         TIME_ZONE,
         WHOLETEXT,
         LINE_SEP,
@@ -626,11 +686,11 @@ _CSV_JSON = (
     TIME_ZONE,
 )
 READ_FORMAT_OPTIONS: Mapping[str, tuple[Option[Any], ...]] = {
-    "csv": (HEADER, SEP, QUOTE, ESCAPE, NULL_VALUE, *_CSV_JSON),
-    "json": _CSV_JSON,
+    "csv": (HEADER, SEP, QUOTE, ESCAPE, NULL_VALUE, INFER_SCHEMA, SAMPLING_RATIO, *_CSV_JSON),
+    "json": (SAMPLING_RATIO, PRIMITIVES_AS_STRING, PREFERS_DECIMAL, *_CSV_JSON),
     "text": (ENCODING, WHOLETEXT, LINE_SEP),
-    "parquet": (),
-    "orc": (),
+    "parquet": (MERGE_SCHEMA,),
+    "orc": (MERGE_SCHEMA,),
 }
 WRITE_FORMAT_OPTIONS: Mapping[str, tuple[Option[Any], ...]] = {
     "csv": (SINK_TIME_ZONE,),

@@ -16,6 +16,7 @@ __all__ = [
     "COMPRESSION_SUFFIXES",
     "SINK_COMPACT_INTERVAL",
     "TEXT_SCHEMA",
+    "InferenceOptions",
     "ManifestRetention",
     "ReaderOptions",
     "SinkConfig",
@@ -73,6 +74,19 @@ class ReaderOptions:
 
 
 @dataclass(frozen=True)
+class InferenceOptions:
+    """How a read without a schema infers one (driver only; see ``_infer``)."""
+
+    infer_types: bool  # csv: inferSchema
+    sampling_ratio: float
+    primitives_as_string: bool
+    prefers_decimal: bool
+    merge_schema: bool
+    sample_files: int
+    sample_bytes: int
+
+
+@dataclass(frozen=True)
 class SourceConfig:
     """Every validated option of one pyfile source; picklable, secrets only in locations."""
 
@@ -95,6 +109,7 @@ class SourceConfig:
     max_partition_bytes: int
     open_cost_bytes: int
     lease_timeout_s: float
+    inference: InferenceOptions
 
     @property
     def effective_max_file_age_ms(self) -> int | None:

@@ -16,7 +16,7 @@ from typing import Any, Literal, overload
 
 from pysparksources._core.option_table import Option, Use
 from pysparksources._core.options import Options
-from pysparksources.errors import ArgumentError, OptionError
+from pysparksources.errors import ArgumentError
 from pysparksources.files import NAME
 from pysparksources.files._filesystem import FileLocation, exclusive_create_problem, resolve
 from pysparksources.files._option_table import (
@@ -34,6 +34,7 @@ from pysparksources.files._option_table import (
     IGNORE_CORRUPT_FILES,
     IGNORE_MISSING_FILES,
     IGNORE_NULL_FIELDS,
+    INFER_SCHEMA,
     LATEST_FIRST,
     LINE_SEP,
     LOG_CLEANUP_DELAY,
@@ -44,6 +45,7 @@ from pysparksources.files._option_table import (
     MAX_FILES_PER_TRIGGER,
     MAX_PARTITION_BYTES,
     MAX_RECORDS_PER_FILE,
+    MERGE_SCHEMA,
     MIN_BATCHES_TO_RETAIN,
     MODE,
     MULTI_LINE,
@@ -53,9 +55,14 @@ from pysparksources.files._option_table import (
     PARTITION_BY,
     PATH,
     PATH_GLOB_FILTER,
+    PREFERS_DECIMAL,
+    PRIMITIVES_AS_STRING,
     QUOTE,
     READ_FORMAT_OPTIONS,
     RECURSIVE_FILE_LOOKUP,
+    SAMPLING_RATIO,
+    SCHEMA_SAMPLE_BYTES,
+    SCHEMA_SAMPLE_FILES,
     SEP,
     SINK_FORMAT,
     SINK_HEADER,
@@ -73,6 +80,7 @@ from pysparksources.files._option_table import (
 )
 from pysparksources.files.config import (
     TEXT_SCHEMA,
+    InferenceOptions,
     ManifestRetention,
     ReaderOptions,
     SinkConfig,
@@ -110,23 +118,20 @@ def parse_options(
     return _source(opts, use)
 
 
-def read_schema(config: SourceConfig) -> str:
-    """The schema of a read without ``.schema(...)``: text has one; other formats need one.
+def read_schema(config: SourceConfig) -> Any:
+    """The schema of a read without ``.schema(...)``: text has one, the others are inferred.
 
-    Spark asks only for reads without a schema, at ``load()``: a missing folder fails there.
+    Spark asks only for reads without a schema, at ``load()``: a missing folder, or one with
+    no file to infer from, fails there. A stream and a batch read look the same here, so both
+    infer (Spark's file stream source does so only with spark.sql.streaming.schemaInference).
     """
+    from pysparksources.files._infer import infer_schema
     from pysparksources.files.reader import require_folder
 
     require_folder(config)
     if config.reader.format == "text":
         return TEXT_SCHEMA
-    raise OptionError.invalid(
-        NAME,
-        FORMAT.name,
-        f"a schema is required for this format: spark.readStream.format('{NAME}')"
-        f".schema('a INT, b STRING')... ({NAME} does not infer schemas; only text has one)",
-        config.reader.format,
-    )
+    return infer_schema(config)
 
 
 # -- the source ---------------------------------------------------------------------------
@@ -234,6 +239,22 @@ def _source(opts: Options, use: Use) -> SourceConfig:
         max_partition_bytes=opts.value(MAX_PARTITION_BYTES),
         open_cost_bytes=opts.value(OPEN_COST_IN_BYTES),
         lease_timeout_s=opts.value(SOURCE_LOG_LEASE_TIMEOUT),
+        inference=_inference_options(opts),
+    )
+
+
+def _inference_options(opts: Options) -> InferenceOptions:
+    ratio = opts.value(SAMPLING_RATIO)
+    if ratio <= 0:
+        raise opts.error(SAMPLING_RATIO, "expected a number more than 0 and at most 1")
+    return InferenceOptions(
+        infer_types=opts.value(INFER_SCHEMA),
+        sampling_ratio=ratio,
+        primitives_as_string=opts.value(PRIMITIVES_AS_STRING),
+        prefers_decimal=opts.value(PREFERS_DECIMAL),
+        merge_schema=opts.value(MERGE_SCHEMA),
+        sample_files=opts.value(SCHEMA_SAMPLE_FILES),
+        sample_bytes=opts.value(SCHEMA_SAMPLE_BYTES),
     )
 
 

@@ -57,6 +57,7 @@ __all__ = [
     "FileStreamReader",
     "SourceLister",
     "committed_files",
+    "reads_partition_values",
     "require_folder",
 ]
 
@@ -210,7 +211,7 @@ class SourceLister:
         return self._entries
 
 
-def _reads_partition_values(config: SourceConfig) -> bool:
+def reads_partition_values(config: SourceConfig) -> bool:
     """Spark reads ``col=value`` folder names only below a plain path (through a glob it
     passes no basePath, so nothing is discovered) and never with recursiveFileLookup."""
     return config.pattern is None and not config.recursive_file_lookup
@@ -468,7 +469,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
                 context,
                 cfg.max_partition_bytes,
                 cfg.open_cost_bytes,
-                with_partition_values=_reads_partition_values(cfg),
+                with_partition_values=reads_partition_values(cfg),
             )
         )
 
@@ -551,7 +552,7 @@ class FileBatchReader(DataSourceReader):  # type: ignore[misc]
                 context,
                 cfg.max_partition_bytes,
                 cfg.open_cost_bytes,
-                with_partition_values=_reads_partition_values(cfg),
+                with_partition_values=reads_partition_values(cfg),
             )
         )
 

@@ -18,7 +18,9 @@ from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))  # for the support package
 
-pytest_plugins = ["support.cpu_report"]  # the emulator's fixtures load through its entry point
+# The emulator's fixtures load through its entry point; the storage servers' (Azurite, moto's
+# S3, fake-gcs-server) and the object_store fixture over them from support.object_stores.
+pytest_plugins = ["support.cpu_report", "support.object_stores"]
 
 os.environ["PYSPARK_PYTHON"] = sys.executable
 
@@ -28,6 +30,11 @@ settings.register_profile("ci", max_examples=150, deadline=None, print_blob=True
 settings.register_profile("long", max_examples=20_000, deadline=None, print_blob=True)
 settings.load_profile("ci")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+# gcsfs 2026's default filesystem asks a gRPC storage-layout API for every bucket's type, which
+# no GCS emulator serves (60 s of retries per request against fake-gcs-server); its classic
+# filesystem sends the same JSON API requests for a standard bucket. Set before any Spark
+# process starts, so that their Python workers inherit it (support/fake_gcs.py).
+os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
 from support import shared_connect  # noqa: E402  (needs the path above)
 
@@ -73,6 +80,8 @@ MARKER_OF_FIXTURE = {
     "cluster_connect": "cluster",
     "eventhubs_emulator_factory": "emulator",
     "azurite": "azurite",
+    "moto_s3": "moto",
+    "fake_gcs": "fake_gcs",
     "fresh": "wheel",
 }
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
 
+from support.local_servers import free_port, stop, wait_for_port
 from support.paths import ROOT
 
 __all__ = ["ACCOUNT_KEY", "ACCOUNT_NAME", "Azurite", "azurite", "find_binary"]
@@ -63,25 +62,6 @@ def find_binary() -> str | None:
     return shutil.which("azurite-blob")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"azurite-blob exited with code {process.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"azurite-blob did not listen on 127.0.0.1:{port} in {timeout_s:g}s")
-
-
 @pytest.fixture(scope="session")
 def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite]:
     binary = find_binary()
@@ -90,7 +70,7 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite]:
         if os.environ.get("CI") == "true":
             pytest.fail(reason)
         pytest.skip(reason)
-    port = _free_port()
+    port = free_port()
     location = tmp_path_factory.mktemp("azurite")
     command = [
         binary,
@@ -108,12 +88,7 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite]:
         command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
     try:
-        _wait_for_port(port, process, 30)
+        wait_for_port(port, process, 30, "azurite-blob")
         yield Azurite("127.0.0.1", port)
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+        stop(process)

@@ -7,13 +7,15 @@ session (:func:`restart_here`): a driver other than the killed one, without the 
 another JVM.
 
 Scenarios:
-  pyfile-source SRC LOG OUT CHECKPOINT (continuous|availablenow)   pyfile -> parquet
+  pyfile-source SRC LOG OUT CHECKPOINT (continuous|availablenow)   pyfile -> parquet; more
+                pyfile options (e.g. an object store's fs.*) as JSON in PYFILE_OPTIONS
   pyfile-sink OUT CHECKPOINT TOTAL PER_BATCH   pyrate -> pyfile, with crash hooks if SINK_CRASH_AT
   pyeventhub OUT CHECKPOINT PER_TRIGGER        pyeventhub -> pyfile (EH_CONN in the environment)
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -90,11 +92,14 @@ def _run_available_now(df: Any, sink: str, out: str, checkpoint: str) -> None:
 def pyfile_source(
     spark: Any, src: str, log: str, out: str, checkpoint: str, mode: str, env: Mapping[str, str]
 ) -> None:
+    # Storage options travel in the environment, not on a command line others can list.
+    extra = json.loads(env.get("PYFILE_OPTIONS", "{}"))
     df = (
         spark.readStream.format("pyfile")
         .schema("id BIGINT, name STRING")
         .option("sourceLogLocation", log)
         .option("maxFilesPerTrigger", "1")
+        .options(**extra)
         .load(src)
     )
     writer = (

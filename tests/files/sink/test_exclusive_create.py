@@ -1,8 +1,10 @@
 """Create-if-absent under a real race: many writers, one name, exactly one wins.
 
 The manifest (and the source log) rest on it: a batch's file is created once and never
-replaced. Local disk, memory:// and Azure Blob through adlfs against Azurite, each with writer
-threads released together by a barrier; on Azurite the requests race at the service.
+replaced. Local disk, memory:// and the object stores of support/object_stores.py (Azure Blob
+through adlfs against Azurite, S3 through s3fs against moto, GCS through gcsfs against
+fake-gcs-server), each with writer threads released together by a barrier; on the object
+stores the requests race at the service.
 """
 
 from __future__ import annotations
@@ -25,11 +27,9 @@ from pysparksources.files._filesystem import (
     resolve,
 )
 from pysparksources.files._manifest import ManifestLog, SinkFile
-from support.azurite import Azurite, azurite
+from support.object_stores import ObjectStore, store_param
 from support.pyfile_sink import stream_writer
 from support.pyfile_source import stream_reader
-
-__all__ = ["azurite"]
 
 
 def race(location: FileLocation, names: list[str], writers: int) -> dict[str, list[int]]:
@@ -98,22 +98,25 @@ def test_memory(fast_switching: None) -> None:
         fs.rm(root, recursive=True)
 
 
-@pytest.mark.azurite
-def test_azure_blob_through_adlfs(azurite: Azurite) -> None:
-    import adlfs
-
-    options = {"connection_string": azurite.connection_string}
-    fs = adlfs.AzureBlobFileSystem(**options)
-    fs.mkdir("race", exist_ok=True)
+def test_object_store(object_store: ObjectStore) -> None:
+    store = object_store
+    fs = store.bucket("race")
     folder = f"race/{uuid.uuid4().hex}"
-    location = resolve(f"abfs://{folder}", options)
+    options = dict(store.storage_options)
+    location = resolve(store.url(folder), options)
     assert exclusive_create_problem(location) is None
+    # A second create of a name fails and leaves the first file's bytes.
+    create_exclusive(location, f"{folder}/once", b"first")
+    with pytest.raises(FileExistsError):
+        create_exclusive(location, f"{folder}/once", b"second")
+    assert fs.cat_file(f"{folder}/once") == b"first"
+
     names = [f"{folder}/{i}" for i in range(25)]
     wins = race(location, names, writers=8)
     check_one_winner(wins, fs.cat_file, names)
 
     # Two sink writers committing the same batch: one manifest file, the other is refused.
-    out = f"abfs://{folder}/out"
+    out = store.url(f"{folder}/out")
     manifest = ManifestLog(resolve(f"{out}/_spark_metadata", options))
     outcomes: list[str] = []
     barrier = threading.Barrier(2)
@@ -136,43 +139,58 @@ def test_azure_blob_through_adlfs(azurite: Azurite) -> None:
     assert len(manifest.all_files()) == 1
 
 
-@pytest.mark.azurite
+@pytest.mark.parametrize(
+    "object_store, old, installed, needed",
+    [
+        store_param("azurite", "adlfs", "2024.4.1", "2024.12.0"),
+        store_param("s3", "s3fs", "2024.4.1", "2024.12.0"),
+        # s3fs hands IfNoneMatch to botocore, which drops a parameter it does not know.
+        store_param("s3", "botocore", "1.35.20", "1.35.21"),
+        store_param("gcs", "gcsfs", "2024.4.1", "2024.12.0"),
+    ],
+    indirect=["object_store"],
+)
 def test_an_old_backend_is_refused_at_start(
-    monkeypatch: pytest.MonkeyPatch, azurite: Azurite
+    monkeypatch: pytest.MonkeyPatch,
+    object_store: ObjectStore,
+    old: str,
+    installed: str,
+    needed: str,
 ) -> None:
-    """adlfs before 2024.12 ignored mode="create" and overwrote: the sink refuses to start."""
+    """adlfs, s3fs and gcsfs before 2024.12 (and botocore before 1.35.21 under s3fs) ignored
+    mode="create" and overwrote: the sink and the source's log refuse to start on them."""
     import importlib.metadata
 
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+    store = object_store
     real = importlib.metadata.version
     monkeypatch.setattr(
-        importlib.metadata, "version", lambda name: "2024.4.1" if name == "adlfs" else real(name)
+        importlib.metadata, "version", lambda name: installed if name == old else real(name)
     )
-    import adlfs
-
-    # The container may not exist yet: tests in this module can run in any process (xdist).
-    fs = adlfs.AzureBlobFileSystem(connection_string=azurite.connection_string)
-    fs.mkdir("race", exist_ok=True)
-    options = {"path": "abfs://race/old", "fs.connection_string": azurite.connection_string}
+    # The bucket may not exist yet: tests in this module can run in any process (xdist).
+    fs = store.bucket("race")
+    fs_options = store.fs_options()
+    options = {"path": store.url("race/old"), **fs_options}
     schema = StructType([StructField("id", LongType())])
     with pytest.raises(OptionError) as refused:
         stream_writer(options, schema)
     message = str(refused.value)
-    assert "'path'" in message and "adlfs 2024.4.1" in message and "adlfs>=2024.12.0" in message
-    assert azurite.account_key not in message
+    assert "'path'" in message and f"{old} {installed}" in message and f"{old}>={needed}" in message
+    for secret_part in store.secrets:
+        assert secret_part not in message
 
     # The source's log on such a backend is refused too, at the first engine call.
     from pyspark.sql.streaming.datasource import ReadAllAvailable
 
     fs.pipe_file("race/in/a.txt", b"x")
     source = {
-        "path": "abfs://race/in",
+        "path": store.url("race/in"),
         "format": "text",
-        "sourceLogLocation": "abfs://race/log",
-        "fs.connection_string": azurite.connection_string,
+        "sourceLogLocation": store.url("race/log"),
+        **fs_options,
     }
     reader = stream_reader(source, StructType([StructField("value", StringType())]))
     with pytest.raises(OptionError) as refused:
         reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
-    assert "'sourceLogLocation'" in str(refused.value) and "adlfs>=2024.12.0" in str(refused.value)
+    assert "'sourceLogLocation'" in str(refused.value) and f"{old}>={needed}" in str(refused.value)

@@ -11,6 +11,9 @@ Scenarios:
                 pyfile options (e.g. an object store's fs.*) as JSON in PYFILE_OPTIONS
   pyfile-sink OUT CHECKPOINT TOTAL PER_BATCH   pyrate -> pyfile, with crash hooks if SINK_CRASH_AT
   pyeventhub OUT CHECKPOINT PER_TRIGGER        pyeventhub -> pyfile (EH_CONN in the environment)
+  pyfile-evolving SRC ROOT                     json with schemaLocation (under ROOT, with the
+                log, checkpoint and output) -> parquet under AvailableNow, pausing at a step
+                of a schema change if EVOLUTION_PAUSE_AT
 """
 
 from __future__ import annotations
@@ -152,10 +155,30 @@ def pyeventhub(
     _run_available_now(events, "pyfile", out, checkpoint)
 
 
+def pyfile_evolving(spark: Any, src: str, root: str, env: Mapping[str, str]) -> None:
+    """One json file per batch, schema kept under ROOT/schema (addNewColumns by default)."""
+    source = "pyfile"
+    if env.get("EVOLUTION_PAUSE_AT"):
+        from support.evolution_hooks import PausingSource  # importable by the workers
+
+        spark.dataSource.register(PausingSource)
+        source = "pyfile_pausing"
+    df = (
+        spark.readStream.format(source)
+        .option("format", "json")
+        .option("sourceLogLocation", f"{root}/log")
+        .option("schemaLocation", f"{root}/schema")
+        .option("maxFilesPerTrigger", "1")
+        .load(src)
+    )
+    _run_available_now(df, "parquet", f"{root}/out", f"{root}/ck")
+
+
 SCENARIOS: dict[str, Callable[..., None]] = {
     "pyfile-source": pyfile_source,
     "pyfile-sink": pyfile_sink,
     "pyeventhub": pyeventhub,
+    "pyfile-evolving": pyfile_evolving,
 }
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ __all__ = [
     "OptionError",
     "PartitionLayoutError",
     "PySparkSourcesError",
+    "SchemaChangedError",
     "SchemaError",
     "SchemaRegistryError",
     "ServiceError",
@@ -149,6 +150,14 @@ class UnsupportedError(PySparkSourcesError, NotImplementedError):
 
 class SchemaError(PySparkSourcesError, ValueError):
     """A schema does not fit: the query's columns for a sink, or an Avro schema given or found."""
+
+
+class SchemaChangedError(SchemaError):
+    """A file holds columns the schema lacks (schemaLocation, schemaEvolutionMode).
+
+    With addNewColumns the new schema version is recorded before this is raised: restarting
+    the query reads it. A job can catch this error and restart the query.
+    """
 
 
 class CorruptFileError(PySparkSourcesError, RuntimeError):

@@ -174,7 +174,11 @@ class SourceDataSource(DataSource):  # type: ignore[misc]
         return self._build_bare(self.BATCH_WRITER, Use.BATCH_WRITE, schema, overwrite)
 
     def _parse(self, use: Use, schema: StructType | None) -> Any:
-        return _load(self.PARSE)(dict(self.options), use, schema)
+        return _load(self.PARSE)(dict(self.options), use, schema, **self._parse_context())
+
+    def _parse_context(self) -> dict[str, Any]:
+        """Keyword arguments for PARSE beyond the options (none unless a source adds some)."""
+        return {}
 
     def _build(self, target: str | None, use: Use, schema: StructType, *args: Any) -> Any:
         if target is None:

@@ -11,6 +11,7 @@ value equal to ``nullValue`` (quoted or not).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import itertools
 import re
@@ -134,7 +135,10 @@ def text_lines(f: Any, encoding: str) -> Iterator[str]:
         for line in text:
             yield line.rstrip("\r\n")
     finally:
-        text.detach()  # the caller's file stays open: it may read it again
+        # The caller's file stays open: it may read it again (unless the caller closed it
+        # already, when a failure ended the reading early).
+        with contextlib.suppress(ValueError):
+            text.detach()
 
 
 def whole_text(f: Any, encoding: str) -> str:

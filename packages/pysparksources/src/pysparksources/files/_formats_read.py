@@ -24,6 +24,7 @@ from pysparksources.errors import (
     DataLossError,
     MalformedRecordError,
     PySparkSourcesError,
+    SchemaChangedError,
 )
 from pysparksources.files import NAME
 from pysparksources.files._conversions import Parsing, check_datetime_pattern, conform
@@ -46,6 +47,9 @@ from pysparksources.files._malformed import (
 from pysparksources.files._orc_timestamps import OrcTimestamps
 from pysparksources.files._zones import session_time_zone
 from pysparksources.files.config import ReaderOptions
+
+# (open file, its URL, split, target schema, parsing) -> the split's batches as the target.
+FitSplit = Callable[[Any, str, "FileSplit", pa.Schema, Parsing], Iterator[pa.RecordBatch]]
 
 __all__ = [
     "BATCH_ROWS",
@@ -74,7 +78,10 @@ class FileSplit:
         return self.start == 0 and (self.length is None or self.length >= self.size)
 
 
-def _constant(value: str | None, target: pa.DataType, length: int, parsing: Parsing) -> pa.Array:
+def constant_column(
+    value: str | None, target: pa.DataType, length: int, parsing: Parsing
+) -> pa.Array:
+    """A partition column: the folder's value on every row."""
     if value is None or value == "__HIVE_DEFAULT_PARTITION__":
         return pa.nulls(length, target)
     return conform(pa.array([value] * length, pa.string()), target, parsing)
@@ -320,14 +327,34 @@ _READERS: dict[str, Callable[[Any, FileSplit, pa.Schema, ReaderOptions], Iterato
 }
 
 
+def natural_batches(f: Any, split: FileSplit, opts: ReaderOptions) -> Iterator[pa.RecordBatch]:
+    """A parquet or orc split's rows with every column of the file, as the file names them."""
+    if opts.format == "parquet":
+        import pyarrow.parquet as pq
+
+        names = pq.ParquetFile(f).schema_arrow.names
+        reader = _parquet
+    else:
+        import pyarrow.orc as orc
+
+        names = orc.ORCFile(f).schema.names
+        reader = _orc
+    f.seek(0)
+    wanted = pa.schema([pa.field(name, pa.null()) for name in names])
+    for batch, _ in reader(f, split, wanted, opts):
+        yield batch
+
+
 def read_split(
     location: FileLocation,
     split: FileSplit,
     target: pa.Schema,
     opts: ReaderOptions,
     on_corrupt: Callable[[str, str], None] | None = None,
+    fit: FitSplit | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Yield the split's rows as batches of exactly ``target``'s schema."""
+    """Yield the split's rows as batches of exactly ``target``'s schema; ``fit`` reads the
+    open file instead, when the schema may not fit the files (see ``_rescue``)."""
     partition_names = [n for n in target.names if n in split.partition_values]
     data_schema = pa.schema([f for f in target if f.name not in split.partition_values])
     fs = location.filesystem()
@@ -337,10 +364,16 @@ def read_split(
     rows = 0
     try:
         with fs.open(split.path, "rb") as f:
-            for out in _parsed(f, split, target, data_schema, partition_names, opts, parsing):
+            if fit is not None:
+                batches = fit(f, location.url(split.path), split, target, parsing)
+            else:
+                batches = _parsed(f, split, target, data_schema, partition_names, opts, parsing)
+            for out in batches:
                 rows += out.num_rows
                 if out.num_rows:
                     yield out
+    except SchemaChangedError:
+        raise  # the schema lacks the file's columns: not a corrupt file
     except FileNotFoundError:
         if opts.ignore_missing_files:
             log.warning("%s: skipped missing file %s (ignoreMissingFiles)", NAME, split.path)
@@ -449,7 +482,9 @@ def _assemble(
     arrays = []
     for fld in target:
         if fld.name in partition_names:
-            arrays.append(_constant(split.partition_values[fld.name], fld.type, length, parsing))
+            arrays.append(
+                constant_column(split.partition_values[fld.name], fld.type, length, parsing)
+            )
         elif fld.name in names:
             arrays.append(conform(batch.column(names[fld.name]), fld.type, parsing))
         else:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -25,6 +26,7 @@ from pyspark.sql.types import DataType, NullType, StringType, StructField, Struc
 from pysparksources.errors import CorruptFileError, SchemaError
 from pysparksources.files import NAME
 from pysparksources.files._csv_rows import escape_in_quotes, spark_csv_records, whole_text
+from pysparksources.files._filesystem import FileLocation
 from pysparksources.files._infer_types import (
     arrow_to_spark,
     canonical,
@@ -36,16 +38,16 @@ from pysparksources.files._infer_types import (
 )
 from pysparksources.files._json_rows import json_objects
 from pysparksources.files._listing import FileEntry, partition_spec, relative_dir
-from pysparksources.files.config import SourceConfig
+from pysparksources.files.config import InferenceOptions, ReaderOptions, SourceConfig
 
-__all__ = ["infer_schema"]
+__all__ = ["infer_files", "infer_schema"]
 
 _SEED = 42  # sampling is reproducible: the same files give the same schema on every start
 
 
 def infer_schema(config: SourceConfig) -> StructType:
     """The schema of the files under the source's path; :class:`SchemaError` if none can be."""
-    from pysparksources.files.reader import SourceLister, describe
+    from pysparksources.files._source_files import SourceLister, describe
 
     files = SourceLister(config).files()
     if not files:
@@ -56,10 +58,29 @@ def infer_schema(config: SourceConfig) -> StructType:
             "add a file before the query starts",
         )
     sample = _sample(sorted(files, key=lambda f: f.path), config)
-    data = _INFER[config.reader.format](config, sample)
+    data = infer_files(config.location, config.reader, config.inference, sample)
     schema = _with_partitions(config, data, files)
     _check_names(schema)
     return schema
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What inference reads with: a source's config, or the same three fields on a task."""
+
+    location: FileLocation
+    reader: ReaderOptions
+    inference: InferenceOptions
+
+
+def infer_files(
+    location: FileLocation,
+    reader: ReaderOptions,
+    inference: InferenceOptions,
+    files: list[FileEntry],
+) -> StructType:
+    """The data columns (no partition columns) of ``files``, as :func:`infer_schema` types them."""
+    return _INFER[reader.format](_Inputs(location, reader, inference), files)
 
 
 def _sample(files: list[FileEntry], config: SourceConfig) -> list[FileEntry]:
@@ -73,11 +94,11 @@ def _sample(files: list[FileEntry], config: SourceConfig) -> list[FileEntry]:
     return taken
 
 
-def _open(config: SourceConfig, entry: FileEntry) -> Any:
+def _open(config: _Inputs, entry: FileEntry) -> Any:
     return config.location.filesystem().open(entry.path, "rb")
 
 
-def _unreadable(config: SourceConfig, entry: FileEntry, error: Exception) -> CorruptFileError:
+def _unreadable(config: _Inputs, entry: FileEntry, error: Exception) -> CorruptFileError:
     return CorruptFileError(
         NAME,
         f"cannot infer a schema from {config.location.url(entry.path)}: "
@@ -86,7 +107,7 @@ def _unreadable(config: SourceConfig, entry: FileEntry, error: Exception) -> Cor
 
 
 # -- parquet and orc: the footers ---------------------------------------------------------
-def _footer(config: SourceConfig, entry: FileEntry) -> pa.Schema | None:
+def _footer(config: _Inputs, entry: FileEntry) -> pa.Schema | None:
     import pyarrow.orc as orc
     import pyarrow.parquet as pq
 
@@ -101,7 +122,7 @@ def _footer(config: SourceConfig, entry: FileEntry) -> pa.Schema | None:
         raise _unreadable(config, entry, error) from None
 
 
-def _footer_schema(config: SourceConfig, files: list[FileEntry]) -> StructType:
+def _footer_schema(config: _Inputs, files: list[FileEntry]) -> StructType:
     # A timestamp without a zone is TIMESTAMP_NTZ in parquet (Spark 4) and TIMESTAMP in orc;
     # parquet's legacy INT96 timestamps also arrive without a zone, in nanoseconds.
     naive = None if config.reader.format == "parquet" else _timestamp()
@@ -134,7 +155,7 @@ def _footer_type(dtype: pa.DataType, naive: DataType | None) -> DataType:
 
 
 def _merge_footers(
-    left: StructType, right: StructType, config: SourceConfig, entry: FileEntry
+    left: StructType, right: StructType, config: _Inputs, entry: FileEntry
 ) -> StructType:
     """Spark's StructType.merge: columns by name, the same type on both sides."""
     fields = list(left.fields)
@@ -183,7 +204,7 @@ def _merge_types(left: DataType, right: DataType) -> DataType | None:
 
 
 # -- json: every record -------------------------------------------------------------------
-def _json_documents(config: SourceConfig, entry: FileEntry) -> Iterator[str]:
+def _json_documents(config: _Inputs, entry: FileEntry) -> Iterator[str]:
     from pysparksources.files._csv_rows import text_lines
 
     with _open(config, entry) as f:
@@ -193,7 +214,7 @@ def _json_documents(config: SourceConfig, entry: FileEntry) -> Iterator[str]:
         yield from text_lines(f, config.reader.encoding)
 
 
-def _json_schema(config: SourceConfig, files: list[FileEntry]) -> StructType:
+def _json_schema(config: _Inputs, files: list[FileEntry]) -> StructType:
     inference = config.inference
     corrupt = config.reader.corrupt_column
     sampler = random.Random(_SEED)
@@ -235,7 +256,7 @@ def _json_schema(config: SourceConfig, files: list[FileEntry]) -> StructType:
     return schema if isinstance(schema, StructType) else StructType([])
 
 
-def _arrow_json_type(documents: list[str], config: SourceConfig) -> DataType | None:
+def _arrow_json_type(documents: list[str], config: _Inputs) -> DataType | None:
     """The file's type from pyarrow's own inference, when its rules give Spark's answer.
 
     Only a file pyarrow reads without complaint and without numbers, single quotes or values
@@ -280,7 +301,7 @@ def _spark_json_type(dtype: pa.DataType, as_string: bool) -> DataType:
 
 
 # -- csv: the header, then every token ----------------------------------------------------
-def _csv_records(config: SourceConfig, entry: FileEntry) -> Iterator[tuple[list[str | None], str]]:
+def _csv_records(config: _Inputs, entry: FileEntry) -> Iterator[tuple[list[str | None], str]]:
     reader = config.reader
     with _open(config, entry) as f:
         yield from spark_csv_records(
@@ -295,7 +316,7 @@ def _csv_records(config: SourceConfig, entry: FileEntry) -> Iterator[tuple[list[
         )
 
 
-def _csv_schema(config: SourceConfig, files: list[FileEntry]) -> StructType:
+def _csv_schema(config: _Inputs, files: list[FileEntry]) -> StructType:
     reader = config.reader
     first = next(iter(_csv_records(config, files[0])), None)
     if first is None:
@@ -348,7 +369,7 @@ _INFER = {
 
 # -- partition folders and names ----------------------------------------------------------
 def _with_partitions(config: SourceConfig, data: StructType, files: list[FileEntry]) -> StructType:
-    from pysparksources.files.reader import reads_partition_values
+    from pysparksources.files._source_files import reads_partition_values
 
     if not reads_partition_values(config):
         return data

@@ -74,7 +74,11 @@ __all__ = [
     "READ_FORMATS",
     "READ_FORMAT_OPTIONS",
     "RECURSIVE_FILE_LOOKUP",
+    "RESCUED_DATA_COLUMN",
     "SAMPLING_RATIO",
+    "SCHEMA_EVOLUTION_MODE",
+    "SCHEMA_HINTS",
+    "SCHEMA_LOCATION",
     "SCHEMA_SAMPLE_BYTES",
     "SCHEMA_SAMPLE_FILES",
     "SEP",
@@ -476,6 +480,37 @@ SCHEMA_SAMPLE_BYTES = Size(
     default="50g",
     uses=Use.READ,
 )
+SCHEMA_LOCATION = Text(
+    name="schemaLocation",
+    doc="Reads without a schema: fsspec URL of a folder where the inferred schema is kept as "
+    "versions (_schemas/0, 1, ...): the first start infers and records it, every later start "
+    "reads it; new columns add versions (schemaEvolutionMode). One per stream.",
+    uses=Use.READ,
+)
+SCHEMA_HINTS = Text(
+    name="schemaHints",
+    doc="Reads without a schema: DDL of column types that override inference "
+    "(`id BIGINT, amount DECIMAL(12,2), payload.ts TIMESTAMP`); a hinted column the files "
+    "lack is added.",
+    uses=Use.READ,
+)
+SCHEMA_EVOLUTION_MODE = Choice(
+    name="schemaEvolutionMode",
+    doc="What columns the schema lacks do: addNewColumns records them as a new schema version "
+    "and stops the query (a restart reads them), rescue keeps them in the rescued-data column, "
+    "failOnNewColumns stops the query, none ignores them.",
+    shown_default="`addNewColumns` with schemaLocation and no schema, else `none`",
+    choices=("addNewColumns", "rescue", "failOnNewColumns", "none"),
+    uses=Use.READ,
+)
+RESCUED_DATA_COLUMN = Text(
+    name="rescuedDataColumn",
+    doc="The STRING column that keeps what does not fit the schema (new columns, values of "
+    "another type, names that differ by case) as a JSON object with the file's path; with a "
+    "given schema, the schema must hold it.",
+    shown_default="`_rescued_data` when rescuing",
+    uses=Use.READ,
+)
 TIME_ZONE = Zone(
     name="timeZone",
     doc="csv/json: zone of timestamps written without an offset (IANA name or +hh:mm), as "
@@ -651,6 +686,10 @@ TABLE = OptionTable(
         MERGE_SCHEMA,
         SCHEMA_SAMPLE_FILES,
         SCHEMA_SAMPLE_BYTES,
+        SCHEMA_LOCATION,
+        SCHEMA_HINTS,
+        SCHEMA_EVOLUTION_MODE,
+        RESCUED_DATA_COLUMN,
         TIME_ZONE,
         WHOLETEXT,
         LINE_SEP,

@@ -14,11 +14,13 @@ from pysparksources.files._filesystem import FileLocation
 
 __all__ = [
     "COMPRESSION_SUFFIXES",
+    "RESCUED_DEFAULT",
     "SINK_COMPACT_INTERVAL",
     "TEXT_SCHEMA",
     "InferenceOptions",
     "ManifestRetention",
     "ReaderOptions",
+    "SchemaPolicy",
     "SinkConfig",
     "SourceConfig",
 ]
@@ -86,6 +88,37 @@ class InferenceOptions:
     sample_bytes: int
 
 
+RESCUED_DEFAULT = "_rescued_data"
+
+
+@dataclass(frozen=True)
+class SchemaPolicy:
+    """Where the schema is kept and what columns it lacks do (see ``_evolution``)."""
+
+    location: FileLocation | None
+    hints: str | None
+    mode_option: str | None
+    rescued_option: str | None
+    inferred: bool  # pyfile inferred the schema (no .schema(...))
+
+    def mode(self, inferred: bool | None = None) -> str:
+        """schemaEvolutionMode: as given, else addNewColumns for an inferred, located schema."""
+        if self.mode_option is not None:
+            return self.mode_option
+        inferred = self.inferred if inferred is None else inferred
+        return "addNewColumns" if inferred and self.location is not None else "none"
+
+    def rescued_column(self, inferred: bool | None = None) -> str | None:
+        """The rescued-data column, or None when nothing is rescued."""
+        if self.rescued_option:
+            return self.rescued_option
+        inferred = self.inferred if inferred is None else inferred
+        mode = self.mode(inferred)
+        if mode == "rescue" or (inferred and mode in ("addNewColumns", "failOnNewColumns")):
+            return RESCUED_DEFAULT
+        return None
+
+
 @dataclass(frozen=True)
 class SourceConfig:
     """Every validated option of one pyfile source; picklable, secrets only in locations."""
@@ -110,6 +143,7 @@ class SourceConfig:
     open_cost_bytes: int
     lease_timeout_s: float
     inference: InferenceOptions
+    schema_policy: SchemaPolicy
 
     @property
     def effective_max_file_age_ms(self) -> int | None:

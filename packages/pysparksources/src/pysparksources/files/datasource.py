@@ -7,6 +7,8 @@ and the standard library, for the ``pyspark_pyfile`` auto-registration shim.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pysparksources._core.datasource import SourceDataSource
 from pysparksources.files import NAME
 
@@ -23,3 +25,14 @@ class FileDataSource(SourceDataSource):
     BATCH_READER = "pysparksources.files.reader:FileBatchReader"
     STREAM_WRITER = "pysparksources.files.writer:FileStreamWriter"
     BATCH_WRITER = "pysparksources.files.writer:FileBatchWriter"
+    # Spark pickles this object after schema() and builds the reader from the copy, so the
+    # reader can tell an inferred schema (schema evolution, hints) from a given one.
+    _schema_inferred = False
+
+    def schema(self) -> Any:
+        inferred = super().schema()
+        self._schema_inferred = True
+        return inferred
+
+    def _parse_context(self) -> dict[str, Any]:
+        return {"schema_inferred": self._schema_inferred}

@@ -16,7 +16,7 @@ from typing import Any, Literal, overload
 
 from pysparksources._core.option_table import Option, Use
 from pysparksources._core.options import Options
-from pysparksources.errors import ArgumentError
+from pysparksources.errors import ArgumentError, SchemaError
 from pysparksources.files import NAME
 from pysparksources.files._filesystem import FileLocation, exclusive_create_problem, resolve
 from pysparksources.files._option_table import (
@@ -60,7 +60,11 @@ from pysparksources.files._option_table import (
     QUOTE,
     READ_FORMAT_OPTIONS,
     RECURSIVE_FILE_LOOKUP,
+    RESCUED_DATA_COLUMN,
     SAMPLING_RATIO,
+    SCHEMA_EVOLUTION_MODE,
+    SCHEMA_HINTS,
+    SCHEMA_LOCATION,
     SCHEMA_SAMPLE_BYTES,
     SCHEMA_SAMPLE_FILES,
     SEP,
@@ -83,6 +87,7 @@ from pysparksources.files.config import (
     InferenceOptions,
     ManifestRetention,
     ReaderOptions,
+    SchemaPolicy,
     SinkConfig,
     SourceConfig,
 )
@@ -96,15 +101,19 @@ _WRITES = Literal[Use.STREAM_WRITE, Use.BATCH_WRITE, Use.WRITE]
 
 
 @overload
-def parse_options(raw: Mapping[str, str], use: _READS, schema: Any = None) -> SourceConfig: ...
-@overload
-def parse_options(raw: Mapping[str, str], use: _WRITES, schema: Any) -> SinkConfig: ...
+def parse_options(
+    raw: Mapping[str, str], use: _READS, schema: Any = None, schema_inferred: bool = False
+) -> SourceConfig: ...
 @overload
 def parse_options(
-    raw: Mapping[str, str], use: Use, schema: Any = None
+    raw: Mapping[str, str], use: _WRITES, schema: Any, schema_inferred: bool = False
+) -> SinkConfig: ...
+@overload
+def parse_options(
+    raw: Mapping[str, str], use: Use, schema: Any = None, schema_inferred: bool = False
 ) -> SourceConfig | SinkConfig: ...
 def parse_options(
-    raw: Mapping[str, str], use: Use, schema: Any = None
+    raw: Mapping[str, str], use: Use, schema: Any = None, schema_inferred: bool = False
 ) -> SourceConfig | SinkConfig:
     """Validate pyfile's options for ``use``; raise :class:`OptionError` on the first bad one.
 
@@ -115,7 +124,7 @@ def parse_options(
     opts = Options(TABLE, raw, use)
     if use & Use.WRITE:
         return _sink(opts, list(schema.names))
-    return _source(opts, use)
+    return _source(opts, use, schema_inferred or schema is None)
 
 
 def read_schema(config: SourceConfig) -> Any:
@@ -124,14 +133,15 @@ def read_schema(config: SourceConfig) -> Any:
     Spark asks only for reads without a schema, at ``load()``: a missing folder, or one with
     no file to infer from, fails there. A stream and a batch read look the same here, so both
     infer (Spark's file stream source does so only with spark.sql.streaming.schemaInference).
+    With a schemaLocation the schema is inferred once and read from there afterwards.
     """
-    from pysparksources.files._infer import infer_schema
-    from pysparksources.files.reader import require_folder
+    from pysparksources.files._evolution import read_schema_of
+    from pysparksources.files._source_files import require_folder
 
     require_folder(config)
     if config.reader.format == "text":
         return TEXT_SCHEMA
-    return infer_schema(config)
+    return read_schema_of(config)
 
 
 # -- the source ---------------------------------------------------------------------------
@@ -182,7 +192,7 @@ def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
     )
 
 
-def _source(opts: Options, use: Use) -> SourceConfig:
+def _source(opts: Options, use: Use, schema_inferred: bool) -> SourceConfig:
     fmt = opts.value(FORMAT)
     path = opts.require(PATH, "the folder or glob to read: .load('<fsspec URL or local path>')")
     storage = opts.family(FS)
@@ -240,7 +250,42 @@ def _source(opts: Options, use: Use) -> SourceConfig:
         open_cost_bytes=opts.value(OPEN_COST_IN_BYTES),
         lease_timeout_s=opts.value(SOURCE_LOG_LEASE_TIMEOUT),
         inference=_inference_options(opts),
+        schema_policy=_schema_policy(opts, storage, path, schema_inferred),
     )
+
+
+def _schema_policy(
+    opts: Options, storage: dict[str, str], path: str, inferred: bool
+) -> SchemaPolicy:
+    from pysparksources.files._hints import parse_hints
+
+    location = None
+    url = opts.get(SCHEMA_LOCATION)
+    if url:
+        location = _resolve(opts, SCHEMA_LOCATION, url, storage if _same_fs(url, path) else {})
+    hints = opts.get(SCHEMA_HINTS)
+    if hints is not None:
+        if not inferred:
+            raise opts.error(
+                SCHEMA_HINTS,
+                "applies only when pyfile infers the schema: leave out .schema(...), or put "
+                "the types in it",
+            )
+        try:
+            parse_hints(hints)
+        except SchemaError as error:
+            raise opts.error(SCHEMA_HINTS, error.detail) from None
+    rescued = opts.get(RESCUED_DATA_COLUMN)
+    if rescued == "":
+        raise opts.error(RESCUED_DATA_COLUMN, "expected a column name")
+    policy = SchemaPolicy(location, hints, opts.get(SCHEMA_EVOLUTION_MODE), rescued, inferred)
+    if policy.mode() == "addNewColumns" and (location is None or not inferred):
+        raise opts.error(
+            SCHEMA_EVOLUTION_MODE,
+            "addNewColumns needs a schemaLocation, where new columns are recorded, and no "
+            ".schema(...) (pyfile then infers the schema and keeps it there)",
+        )
+    return policy
 
 
 def _inference_options(opts: Options) -> InferenceOptions:

@@ -21,6 +21,7 @@ from pysparksources.files._listing import partition_values, relative_dir
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from pysparksources.files._evolution import Evolution
     from pysparksources.files.config import ReaderOptions
 
 __all__ = ["FilePartition", "ReadContext", "max_split_bytes", "plan_partitions"]
@@ -37,6 +38,7 @@ class ReadContext:
     reader: ReaderOptions
     corrupt_log: FileLocation | None = None
     batch_id: int = -1
+    evolution: Evolution | None = None  # files fitted to the schema (see _evolution)
 
     def __repr__(self) -> str:
         return f"ReadContext({self.location!r}, {self.reader.format})"

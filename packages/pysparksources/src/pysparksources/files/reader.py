@@ -16,6 +16,7 @@ which is refused when the log already belongs to one.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -40,11 +41,18 @@ from pysparksources.errors import CheckpointError, OptionError, SchemaError
 from pysparksources.files import NAME
 from pysparksources.files._admission import Admission
 from pysparksources.files._clean import SourceCleaner
-from pysparksources.files._filesystem import FileLocation, exclusive_create_problem
+from pysparksources.files._evolution import evolution_of
+from pysparksources.files._filesystem import exclusive_create_problem
 from pysparksources.files._formats_read import read_split
-from pysparksources.files._listing import FileEntry, list_files
-from pysparksources.files._manifest import CommittedFiles, ManifestLog, committed_files, uri_to_url
+from pysparksources.files._listing import FileEntry
+from pysparksources.files._manifest import committed_files
+from pysparksources.files._rescue import read_evolving
 from pysparksources.files._seen import SeenFiles
+from pysparksources.files._source_files import (
+    SourceLister,
+    reads_partition_values,
+    require_folder,
+)
 from pysparksources.files._source_log import LogEntry, SourceLog, prune
 from pysparksources.files.config import ReaderOptions, SourceConfig
 from pysparksources.files.planning import FilePartition, ReadContext, plan_partitions
@@ -63,25 +71,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 Offset = dict[str, Any]
-METADATA_DIR = "_spark_metadata"
-
-
-def require_folder(config: SourceConfig) -> None:
-    """Refuse a missing folder at query start, as Spark's file source does (a file is read alone).
-
-    Reading a typo'd path as an empty stream would wait forever without a word. A glob may
-    match nothing yet: that stays allowed, as in Spark.
-    """
-    fs = config.location.filesystem()
-    if config.pattern is not None or fs.isdir(config.base) or fs.isfile(config.base):
-        return
-    raise OptionError.invalid(
-        NAME,
-        "path",
-        "the folder (or file) does not exist: create it before the query starts, "
-        "or give a glob pattern, which may match nothing yet",
-        config.location.url(config.base),
-    )
 
 
 def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
@@ -149,83 +138,6 @@ def _map_key_types(data_type: Any, path: str) -> Iterator[tuple[str, Any]]:
         yield from _map_key_types(data_type.valueType, path)
 
 
-# -- listing: plain folders or a sink's _spark_metadata log ----------------------------
-class SourceLister:
-    """Lists the source's files; a file sink's output is read through its manifest.
-
-    When the folder holds ``_spark_metadata`` only committed files count, with the sizes and
-    modification times the manifest records (as Spark's MetadataLogFileIndex does): no request
-    per file. Manifest files never change, so each is parsed once per query run.
-    """
-
-    def __init__(self, config: SourceConfig) -> None:
-        self._config = config
-        self._manifest: CommittedFiles | None = None
-        self._generation = -1
-        self._entries: list[FileEntry] = []
-
-    def files(self) -> list[FileEntry]:
-        config = self._config
-        fs: Any = config.location.filesystem()
-        if config.pattern is None:
-            if self._manifest is None and self._has_manifest():
-                # The location carries the fs.* storage options, which the manifest needs too.
-                self._manifest = CommittedFiles(ManifestLog(config.location.child(METADATA_DIR)))
-            if self._manifest is not None:
-                if config.clean_source != "off":
-                    # Spark refuses this too: cleaning would remove files the manifest still
-                    # lists, breaking every reader of the sink's output.
-                    raise OptionError.invalid(
-                        NAME,
-                        "cleanSource",
-                        f"not supported when the path is a file sink's output folder (it holds "
-                        f"{METADATA_DIR}): its manifest still lists the files; use "
-                        "cleanSource=off",
-                        config.clean_source,
-                    ).bare()
-                return self._committed(self._manifest)
-        return list_files(
-            fs, config.base, config.pattern, config.path_glob_filter, config.recursive_file_lookup
-        )
-
-    def _has_manifest(self) -> bool:
-        location = self._config.location.child(METADATA_DIR)
-        try:
-            return ManifestLog(location).exists()
-        except OSError as error:
-            # Spark assumes no manifest when looking for it fails, and reads the folder as is.
-            log.warning(
-                "%s: assuming no %s in %s: %s", NAME, METADATA_DIR, describe(location), error
-            )
-            return False
-
-    def _committed(self, manifest: CommittedFiles) -> list[FileEntry]:
-        current = manifest.refresh()
-        if manifest.generation != self._generation:
-            self._entries = [
-                FileEntry(_manifest_path(uri_to_url(f.path)), f.modification_time, f.size)
-                for f in current.values()
-                if not f.is_dir
-            ]
-            self._generation = manifest.generation
-        return self._entries
-
-
-def reads_partition_values(config: SourceConfig) -> bool:
-    """Spark reads ``col=value`` folder names only below a plain path (through a glob it
-    passes no basePath, so nothing is discovered) and never with recursiveFileLookup."""
-    return config.pattern is None and not config.recursive_file_lookup
-
-
-def _manifest_path(url: str) -> str:
-    """A manifest's full URI (``file:/x``, ``file:///x``, ``abfs://c@a/x``) as an fsspec path."""
-    from fsspec.core import split_protocol, strip_protocol
-
-    if url.startswith("file:"):
-        return "/" + url[len("file:") :].lstrip("/")
-    return str(strip_protocol(url)) if split_protocol(url)[0] else url
-
-
 def _parse_offset(offset: Any) -> tuple[int, str | None]:
     """(log batch id, log id); -1 is the offset before the first batch, which has no id."""
     if not isinstance(offset, dict) or not set(offset) <= {"logId", "logOffset"}:
@@ -262,6 +174,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         require_folder(config)
         self._config = config
         self._target = _arrow_schema(schema, config)
+        self._evolution = evolution_of(config, schema)
         self._state: _DriverState | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -460,6 +373,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
             cfg.reader,
             cfg.log_location if cfg.reader.ignore_corrupt_files else None,
             last,
+            self._evolution,
         )
         files = [(e.path, e.size if e.size >= 0 else _size_of(cfg, e.path)) for e in entries]
         return list(
@@ -525,9 +439,12 @@ def read_partition(partition: FilePartition) -> Iterator[pa.RecordBatch]:
         except Exception as error:  # the record is a convenience; the log line stays
             log.warning("%s: could not record corrupt file %s: %s", NAME, path, error)
 
+    fit = None
+    if context.evolution is not None:
+        fit = functools.partial(read_evolving, evolution=context.evolution)
     for split in partition.splits:
         yield from read_split(
-            context.location, split, context.target, context.reader, record_corrupt
+            context.location, split, context.target, context.reader, record_corrupt, fit
         )
 
 
@@ -538,11 +455,12 @@ class FileBatchReader(DataSourceReader):  # type: ignore[misc]
         require_folder(config)
         self._config = config
         self._target = _arrow_schema(schema, config)
+        self._evolution = evolution_of(config, schema)
 
     def partitions(self) -> list[InputPartition]:
         cfg = self._config
         files = sorted(SourceLister(cfg).files(), key=lambda f: f.path)
-        context = ReadContext(cfg.location, self._target, cfg.reader)
+        context = ReadContext(cfg.location, self._target, cfg.reader, evolution=self._evolution)
         # No files: no partitions; Spark then runs one task with its empty-plan placeholder,
         # which reads nothing (see read), so the frame is empty, as Spark's is.
         return list(
@@ -558,8 +476,3 @@ class FileBatchReader(DataSourceReader):  # type: ignore[misc]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return read_planned(partition, FilePartition, read_partition)
-
-
-def describe(location: FileLocation) -> str:
-    """A location for messages: the URL, never its storage options."""
-    return location.url()

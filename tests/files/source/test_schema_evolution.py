@@ -1,0 +1,266 @@
+"""schemaLocation, schemaHints and schemaEvolutionMode: schemas kept beside the stream, types
+that override inference, and columns the schema lacks (new columns, values of another type,
+names that differ by case) recorded, rescued, refused or ignored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from support.errors import python_error_lines
+from support.streams import run_available_now
+
+pytestmark = pytest.mark.spark
+
+
+def _json(folder: Path, name: str, *records: dict[str, Any]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def _stream(session: Any, src: Path, root: Path, fmt: str = "json", **options: str) -> Any:
+    reader = (
+        session.readStream.format("pyfile")
+        .option("format", fmt)
+        .option("sourceLogLocation", str(root / "log"))
+        .option("schemaLocation", str(root / "schema"))
+        .option("maxFilesPerTrigger", "1")
+    )
+    return reader.options(**options).load(str(src))
+
+
+def _versions(root: Path) -> list[dict[str, Any]]:
+    folder = root / "schema" / "_schemas"
+    return [
+        json.loads((folder / str(n)).read_text())
+        for n in sorted(int(p.name) for p in folder.iterdir())
+    ]
+
+
+def _rows(session: Any, out: Path) -> list[dict[str, Any]]:
+    return sorted(
+        (r.asDict() for r in session.read.parquet(str(out)).collect()), key=lambda r: r["id"]
+    )
+
+
+def _failure(df: Any, out: Path, checkpoint: Path) -> str:
+    with pytest.raises(Exception) as caught:
+        run_available_now(df, out, checkpoint)
+    lines = python_error_lines(str(caught.value))
+    assert lines, str(caught.value)
+    return lines[-1]
+
+
+def test_add_new_columns_records_a_version_stops_and_the_restart_reads_it(
+    session: Any, tmp_path: Path
+) -> None:
+    src = tmp_path / "in"
+    _json(src, "1.json", {"id": 1, "name": "a"}, {"id": 2, "name": "b"})
+    df = _stream(session, src, tmp_path)
+    assert df.schema.simpleString() == "struct<id:bigint,name:string,_rescued_data:string>"
+    assert [v["version"] for v in _versions(tmp_path)] == [0]
+    run_available_now(df, tmp_path / "out", tmp_path / "ck")
+
+    _json(src, "2.json", {"id": 3, "name": "c", "city": "Oslo", "zip": 123})
+    last = _failure(_stream(session, src, tmp_path), tmp_path / "out", tmp_path / "ck")
+    assert last.startswith("pysparksources.errors.SchemaChangedError: "), last
+    assert "new columns 'city', 'zip'" in last and "schema version 1" in last, last
+    assert "restart the query" in last, last
+    versions = _versions(tmp_path)
+    assert [v["version"] for v in versions] == [0, 1]
+    widened = _stream(session, src, tmp_path)
+    assert widened.schema.simpleString() == (
+        "struct<id:bigint,name:string,city:string,zip:bigint,_rescued_data:string>"
+    )
+    run_available_now(widened, tmp_path / "out", tmp_path / "ck")
+    merged = session.read.option("mergeSchema", "true").parquet(str(tmp_path / "out"))
+    rows = sorted((r.asDict() for r in merged.collect()), key=lambda r: r["id"])
+    assert [(r["id"], r.get("city"), r.get("zip")) for r in rows] == [
+        (1, None, None),
+        (2, None, None),
+        (3, "Oslo", 123),
+    ]
+
+
+def test_rescue_keeps_new_columns_mismatched_types_and_case(session: Any, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    _json(src, "1.json", {"id": 1, "amount": 1.5})
+    _json(src, "2.json", {"id": "two", "amount": 2.5, "Amount": 9, "extra": [1, 2]}, {"id": 3})
+    df = _stream(session, src, tmp_path, schemaEvolutionMode="rescue", schemaSampleFiles="1")
+    assert df.schema.simpleString() == "struct<amount:double,id:bigint,_rescued_data:string>"
+    run_available_now(df, tmp_path / "out", tmp_path / "ck")
+    rows = sorted(session.read.parquet(str(tmp_path / "out")).collect(), key=lambda r: str(r.id))
+    assert [v["version"] for v in _versions(tmp_path)] == [0]  # the schema never changes
+    by_amount = {r.amount: r for r in rows}
+    assert by_amount[1.5]._rescued_data is None
+    rescued = json.loads(by_amount[2.5]._rescued_data)
+    assert rescued["id"] == "two" and rescued["Amount"] == 9 and rescued["extra"] == [1, 2]
+    assert rescued["_file_path"].endswith("/in/2.json")
+    assert by_amount[2.5].id is None
+    assert sorted(str(r.id) for r in rows) == ["1", "3", "None"]
+
+
+def test_fail_on_new_columns_stops_and_records_nothing(session: Any, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    _json(src, "1.json", {"id": 1})
+    _json(src, "2.json", {"id": 2, "late": True})
+    df = _stream(
+        session, src, tmp_path, schemaEvolutionMode="failOnNewColumns", schemaSampleFiles="1"
+    )
+    last = _failure(df, tmp_path / "out", tmp_path / "ck")
+    assert "2.json has columns the schema lacks: 'late'" in last, last
+    assert [v["version"] for v in _versions(tmp_path)] == [0]
+
+
+def test_none_ignores_new_columns(session: Any, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    _json(src, "1.json", {"id": 1})
+    _json(src, "2.json", {"id": 2, "late": True})
+    df = _stream(session, src, tmp_path, schemaEvolutionMode="none", schemaSampleFiles="1")
+    assert df.columns == ["id"]
+    run_available_now(df, tmp_path / "out", tmp_path / "ck")
+    assert [r["id"] for r in _rows(session, tmp_path / "out")] == [1, 2]
+
+
+def test_hints_override_inferred_types_nested_ones_too(session: Any, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    _json(src, "1.json", {"id": 1, "amount": 1.25, "tags": {"a": "x"}, "st": {"ts": "2024-01-01"}})
+    df = (
+        session.read.format("pyfile")
+        .option("format", "json")
+        .option(
+            "schemaHints",
+            "id INT, amount DECIMAL(12,2), tags MAP<STRING,STRING>, st.ts DATE, added STRING",
+        )
+        .load(str(src))
+    )
+    assert df.schema.simpleString() == (
+        "struct<amount:decimal(12,2),id:int,st:struct<ts:date>,tags:map<string,string>,"
+        "added:string>"
+    )
+    row = df.first()
+    assert str(row.amount) == "1.25" and row.tags == {"a": "x"} and str(row.st.ts) == "2024-01-01"
+
+
+def test_csv_and_parquet_rescue_in_batch_reads(session: Any, tmp_path: Path) -> None:
+    csv = tmp_path / "csv"
+    csv.mkdir()
+    (csv / "1.csv").write_text("id,name\n1,a\n")
+    (csv / "2.csv").write_text("id,name,Name,new\nx,b,B,n\n")
+    df = (
+        session.read.format("pyfile")
+        .option("format", "csv")
+        .option("header", "true")
+        .option("inferSchema", "true")
+        .option("schemaSampleFiles", "1")
+        .option("schemaEvolutionMode", "rescue")
+        .load(str(csv))
+    )
+    rows = sorted(df.collect(), key=lambda r: str(r.name))
+    assert rows[0].id == 1 and rows[0]._rescued_data is None
+    rescued = json.loads(rows[1]._rescued_data)
+    assert rows[1].id is None and rescued["id"] == "x" and rescued["Name"] == "B"
+    assert rescued["new"] == "n"
+
+    parquet = tmp_path / "parquet"
+    parquet.mkdir()
+    pq.write_table(pa.table({"id": [1], "v": ["a"]}), parquet / "1.parquet")
+    pq.write_table(pa.table({"id": ["2"], "v": ["b"], "w": [2.5]}), parquet / "2.parquet")
+    df = (
+        session.read.format("pyfile")
+        .option("format", "parquet")
+        .option("schemaEvolutionMode", "rescue")
+        .load(str(parquet))
+    )
+    rows = sorted(df.collect(), key=lambda r: r.v)
+    assert [r.id for r in rows] == [1, 2]  # "2" converts to the schema's BIGINT
+    assert json.loads(rows[1]._rescued_data)["w"] == 2.5
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({"schemaHints": "id BIGNUM"}, "'bignum' is not a Spark SQL type"),
+        ({"schemaEvolutionMode": "addNewColumns", "schemaLocation": ""}, "addNewColumns needs"),
+        ({"schemaEvolutionMode": "sometimes"}, "expected one of addNewColumns"),
+    ],
+)
+def test_bad_schema_options_fail_at_load(
+    spark: Any, tmp_path: Path, options: dict[str, str], expected: str
+) -> None:
+    _json(tmp_path / "in", "1.json", {"id": 1})
+    reader = spark.read.format("pyfile").option("format", "json").options(**options)
+    with pytest.raises(Exception) as caught:
+        reader.load(str(tmp_path / "in"))
+    last = python_error_lines(str(caught.value))[-1]
+    assert last.startswith("pysparksources.errors.OptionError: ") and expected in last, last
+
+
+def test_a_given_schema_needs_the_rescued_column(spark: Any, tmp_path: Path) -> None:
+    _json(tmp_path / "in", "1.json", {"id": 1, "x": 2})
+    reader = (
+        spark.read.format("pyfile").option("format", "json").option("schemaEvolutionMode", "rescue")
+    )
+    with pytest.raises(Exception, match="add `_rescued_data STRING` to it"):
+        reader.schema("id BIGINT").load(str(tmp_path / "in")).collect()
+    rows = reader.schema("id BIGINT, _rescued_data STRING").load(str(tmp_path / "in")).collect()
+    assert json.loads(rows[0]._rescued_data)["x"] == 2
+    with pytest.raises(Exception, match=r"schemaHints.*applies only when pyfile infers"):
+        hinted = reader.schema("id BIGINT, _rescued_data STRING").option("schemaHints", "id INT")
+        hinted.load(str(tmp_path / "in")).collect()
+
+
+def _evolving_rows(spark: Any, root: Path) -> list[tuple[Any, ...]]:
+    # The output's files hold the schema of their batch: merge them.
+    rows = spark.read.option("mergeSchema", "true").parquet(str(root / "out")).collect()
+    return sorted((r.id, r.asDict().get("city")) for r in rows)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("step", ["before_version", "after_version", "after_the_stop"])
+def test_a_kill_at_each_step_of_a_schema_change_loses_and_repeats_no_row(
+    spark: Any, tmp_path: Path, step: str
+) -> None:
+    """addNewColumns: SIGKILL the query while a task records a new schema version (before
+    the version file is written, after it) or after the query stopped on the change; the
+    restarts (the first may stop on the change itself) find every row exactly once."""
+    from support import crash_drivers
+
+    src, root = tmp_path / "in", tmp_path / "q"
+    _json(src, "1.json", {"id": 1, "name": "a"}, {"id": 2, "name": "b"})
+    crash_drivers.restart_here(spark, "pyfile-evolving", src, root)  # version 0, rows 1-2
+    _json(src, "2.json", {"id": 3, "name": "c", "city": "Oslo"}, {"id": 4, "city": "Rome"})
+    _json(src, "3.json", {"id": 5, "name": "e"})
+    marker = tmp_path / "paused"
+    env = {"EVOLUTION_MARKER": str(marker)}
+    if step != "after_the_stop":
+        env["EVOLUTION_PAUSE_AT"] = step
+    proc = crash_drivers.start("pyfile-evolving", src, root, env=env)
+    if step == "after_the_stop":
+        assert proc.wait(240) != 0, "the query should stop on the new column"
+        output = proc.stdout.read().decode() if proc.stdout else ""
+        assert "SchemaChangedError" in output and "'city'" in output, output[-3000:]
+    else:
+        crash_drivers.kill_when(proc, marker.exists, f"the task paused {step}")
+    versions = [v["version"] for v in _versions(root)]
+    assert versions == ([0] if step == "before_version" else [0, 1])
+
+    for _ in range(2):  # the first restart may stop on the change itself: then one more
+        try:
+            crash_drivers.restart_here(spark, "pyfile-evolving", src, root)
+            break
+        except Exception as error:
+            assert "SchemaChangedError" in str(error), str(error)
+    assert [v["version"] for v in _versions(root)] == [0, 1]
+    assert _evolving_rows(spark, root) == [
+        (1, None),
+        (2, None),
+        (3, "Oslo"),
+        (4, "Rome"),
+        (5, None),
+    ]

@@ -13,7 +13,7 @@ Scenarios:
   pyeventhub OUT CHECKPOINT PER_TRIGGER        pyeventhub -> pyfile (EH_CONN in the environment)
   pyfile-evolving SRC ROOT                     json with schemaLocation (under ROOT, with the
                 log, checkpoint and output) -> parquet under AvailableNow, pausing at a step
-                of a schema change if EVOLUTION_PAUSE_AT
+                of a schema change if EVOLUTION_PAUSE_AT, in EVOLUTION_MODE (addNewColumns)
 """
 
 from __future__ import annotations
@@ -169,6 +169,7 @@ def pyfile_evolving(spark: Any, src: str, root: str, env: Mapping[str, str]) -> 
         .option("sourceLogLocation", f"{root}/log")
         .option("schemaLocation", f"{root}/schema")
         .option("maxFilesPerTrigger", "1")
+        .option("schemaEvolutionMode", env.get("EVOLUTION_MODE", "addNewColumns"))
         .load(src)
     )
     _run_available_now(df, "parquet", f"{root}/out", f"{root}/ck")

@@ -1,7 +1,7 @@
 """A pyfile source that stops dead at a step of a schema change, so a test can SIGKILL it.
 
-Set EVOLUTION_PAUSE_AT (before_version | after_version) and EVOLUTION_MARKER: a task that
-finds new columns creates the marker at that step and sleeps until killed. Importable by
+Set EVOLUTION_PAUSE_AT (new_columns | before_version | after_version) and EVOLUTION_MARKER:
+a task that finds new columns creates the marker at that step and sleeps until killed. Importable by
 Spark's Python workers through PYTHONPATH (see crash_drivers).
 """
 

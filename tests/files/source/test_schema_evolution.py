@@ -264,3 +264,100 @@ def test_a_kill_at_each_step_of_a_schema_change_loses_and_repeats_no_row(
         (4, "Rome"),
         (5, None),
     ]
+
+
+@pytest.mark.slow
+def test_schema_location_and_rescue_on_each_object_store(
+    spark: Any, object_store: Any, tmp_path: Path
+) -> None:
+    """The input, the source log and the schema versions in the store (Azurite, S3, GCS):
+    version 0 at the first start, a new version for a new column, rescued values."""
+    store = object_store
+    fs = store.bucket("evolve")
+    run = tmp_path.name[-20:].replace("_", "-")
+    base = f"evolve/{run}"
+    fs.pipe_file(f"{base}/in/1.json", b'{"id": 1, "v": "a"}\n')
+
+    def stream(**options: str) -> Any:
+        return (
+            spark.readStream.format("pyfile")
+            .option("format", "json")
+            .option("sourceLogLocation", store.url(f"{base}/log"))
+            .option("schemaLocation", store.url(f"{base}/schema"))
+            .options(**store.fs_options(), **options)
+            .load(store.url(f"{base}/in"))
+        )
+
+    out, ck = tmp_path / "out", tmp_path / "ck"
+    run_available_now(stream(), out, ck)
+    fs.pipe_file(f"{base}/in/2.json", b'{"id": "two", "v": "b", "w": 2.5}\n')
+    last = _failure(stream(), out, ck)
+    assert "new columns 'w'" in last and "schema version 1" in last, last
+    fs.invalidate_cache()
+    assert sorted(p.rsplit("/", 1)[-1] for p in fs.ls(f"{base}/schema/_schemas")) == ["0", "1"]
+    run_available_now(stream(), out, ck)
+    merged = spark.read.option("mergeSchema", "true").parquet(str(out)).collect()
+    rows = sorted(merged, key=lambda r: r.v)
+    assert [(r.id, r.v, r.w) for r in rows] == [(1, "a", None), (None, "b", 2.5)]
+    rescued = json.loads(rows[1]._rescued_data)
+    assert rescued["id"] == "two" and rescued["_file_path"].endswith(f"{base}/in/2.json")
+    for secret in store.secrets:
+        assert secret not in json.dumps(rescued)
+        assert secret.encode() not in fs.cat_file(f"{base}/schema/_schemas/1")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["rescue", "none", "failOnNewColumns"])
+def test_a_kill_while_a_task_meets_new_columns_loses_and_repeats_no_row(
+    spark: Any, tmp_path: Path, mode: str
+) -> None:
+    """The other modes: SIGKILL the query while a task holds a file with a new column; the
+    restart in the same mode (failOnNewColumns then stops on it: the job removes nothing and
+    switches to rescue) finds every row exactly once, the new column's values where the mode
+    keeps them."""
+    from support import crash_drivers
+
+    src, root = tmp_path / "in", tmp_path / "q"
+    env = {"EVOLUTION_MODE": mode}
+    _json(src, "1.json", {"id": 1, "name": "a"}, {"id": 2, "name": "b"})
+    crash_drivers.restart_here(spark, "pyfile-evolving", src, root, env=env)
+    _json(src, "2.json", {"id": 3, "name": "c", "city": "Oslo"}, {"id": 4, "city": "Rome"})
+    _json(src, "3.json", {"id": 5, "name": "e"})
+    marker = tmp_path / "paused"
+    if mode == "none":  # read on the fast path, where nothing looks at new columns: kill it
+        # once the source log holds the new file's batch
+        proc = crash_drivers.start("pyfile-evolving", src, root, env=env)
+        crash_drivers.kill_when(proc, lambda: (root / "log" / "1").exists(), "batch 1 planned")
+    else:
+        paused = {**env, "EVOLUTION_PAUSE_AT": "new_columns", "EVOLUTION_MARKER": str(marker)}
+        proc = crash_drivers.start("pyfile-evolving", src, root, env=paused)
+        crash_drivers.kill_when(proc, marker.exists, "the task paused on the new column")
+
+    if mode == "failOnNewColumns":
+        with pytest.raises(Exception, match="has columns the schema lacks: 'city'"):
+            crash_drivers.restart_here(spark, "pyfile-evolving", src, root, env=env)
+        env = {"EVOLUTION_MODE": "rescue"}
+    crash_drivers.restart_here(spark, "pyfile-evolving", src, root, env=env)
+    assert [v["version"] for v in _versions(root)] == [0]  # no mode but addNewColumns records
+    rows = spark.read.option("mergeSchema", "true").parquet(str(root / "out")).collect()
+    found = sorted((r.id, r.asDict().get("_rescued_data")) for r in rows)
+    assert [row_id for row_id, _ in found] == [1, 2, 3, 4, 5]
+    cities = [json.loads(text)["city"] if text else None for _, text in found]
+    assert cities == ([None] * 5 if mode == "none" else [None, None, "Oslo", "Rome", None])
+
+
+def test_rescued_data_column_renames_the_column(session: Any, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    _json(src, "1.json", {"id": 1})
+    _json(src, "2.json", {"id": 2, "extra": "x"})
+    df = (
+        session.read.format("pyfile")
+        .option("format", "json")
+        .option("schemaSampleFiles", "1")
+        .option("schemaEvolutionMode", "none")
+        .option("rescuedDataColumn", "leftovers")
+        .load(str(src))
+    )
+    assert df.columns == ["id", "leftovers"]
+    rows = sorted(df.collect(), key=lambda r: r.id)
+    assert rows[0].leftovers is None and json.loads(rows[1].leftovers)["extra"] == "x"

@@ -34,8 +34,9 @@ __all__ = ["Evolution", "effective_schema", "evolution_of", "read_schema_of", "s
 
 
 def step_hook(step: str) -> None:
-    """Called at each step of a schema change (``before_version``, ``after_version``); does
-    nothing. Tests replace it to stop a task there and kill its process."""
+    """Called at each step of a schema change (``new_columns`` when a task first meets them,
+    ``before_version``, ``after_version``); does nothing. Tests replace it to stop a task
+    there and kill its process."""
 
 
 @dataclass(frozen=True)

@@ -327,6 +327,16 @@ _READERS: dict[str, Callable[[Any, FileSplit, pa.Schema, ReaderOptions], Iterato
 }
 
 
+def csv_string_batches(
+    f: Any, split: FileSplit, names: list[str], opts: ReaderOptions
+) -> Iterator[pa.RecordBatch]:
+    """A csv file's records as STRING columns ``names`` (by position), Spark's null rules
+    applied; raises one of CONVERSION_ERRORS at a record of another width."""
+    wanted = pa.schema([pa.field(name, pa.string()) for name in names])
+    for batch, _ in _csv(f, split, wanted, opts):
+        yield batch
+
+
 def natural_batches(f: Any, split: FileSplit, opts: ReaderOptions) -> Iterator[pa.RecordBatch]:
     """A parquet or orc split's rows with every column of the file, as the file names them."""
     if opts.format == "parquet":

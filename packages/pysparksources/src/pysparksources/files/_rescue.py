@@ -10,6 +10,7 @@ name, with the file's URL under ``_file_path``. Nothing is dropped.
 from __future__ import annotations
 
 import base64
+import codecs
 import datetime
 import decimal
 import json
@@ -19,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from pysparksources.errors import MalformedRecordError
-from pysparksources.files import NAME
+from pysparksources.files import NAME, _evolution
 from pysparksources.files._conversions import Parsing, conform
 from pysparksources.files._csv_rows import (
     escape_in_quotes,
@@ -30,11 +31,13 @@ from pysparksources.files._csv_rows import (
 from pysparksources.files._evolution import Evolution, new_columns_found
 from pysparksources.files._formats_read import (
     BATCH_ROWS,
+    BLOCK_BYTES,
     FileSplit,
     constant_column,
+    csv_string_batches,
     natural_batches,
 )
-from pysparksources.files._json_rows import arrow_read_type, json_objects, json_value
+from pysparksources.files._json_rows import arrow_read_type, has_map, json_objects, json_value
 from pysparksources.files._malformed import CONVERSION_ERRORS
 
 __all__ = ["FILE_PATH_KEY", "read_evolving"]
@@ -62,10 +65,21 @@ def read_evolving(
         [fld for fld in target if fld.name not in partitions and fld.name not in extra]
     )
     fitter = _Fitter(url, split, target, data, partitions, evolution, parsing)
-    if opts.format == "json":
-        yield from fitter.json_records(f)
-    elif opts.format == "csv":
-        yield from fitter.csv_records(f)
+    if opts.format in ("json", "csv"):
+        # pyarrow reads the file by its own columns while it can; from the first record it
+        # cannot (another type, another width, ...), Python reads the rest record by record.
+        done = 0
+        try:
+            for batch in fitter.arrow_batches(f):
+                done += batch.num_rows
+                yield batch
+            return
+        except CONVERSION_ERRORS:
+            f.seek(0)
+        if opts.format == "json":
+            yield from fitter.json_records(f, skip=done)
+        else:
+            yield from fitter.csv_records(f, skip=done)
     else:
         for batch in natural_batches(f, split, opts):
             yield fitter.columns(
@@ -105,6 +119,8 @@ class _Fitter:
             and n.lower() not in self.ignored
             and n not in self.checked
         ]
+        if new and not self.checked.issuperset(new):
+            _evolution.step_hook("new_columns")
         if new and not self.evolution.rescues_new_columns:
             if self.evolution.mode in ("addNewColumns", "failOnNewColumns"):
                 new_columns_found(self.evolution, self.split.path, self.url, new)
@@ -190,9 +206,40 @@ class _Fitter:
                         rescued[i][name] = value
         return self._finish(arrays, rescued, length)
 
-    def csv_records(self, f: Any) -> Iterator[pa.RecordBatch]:
+    def arrow_batches(self, f: Any) -> Iterator[pa.RecordBatch]:
+        """The file through pyarrow (raises one of CONVERSION_ERRORS where it cannot)."""
         opts = self.evolution.reader
-        records = spark_csv_records(
+        if opts.multi_line or codecs.lookup(opts.encoding).name != "utf-8":
+            raise ValueError("multiLine and other encodings are read record by record")
+        if opts.format == "csv":
+            first = next(iter(self._tokens(f)), None)
+            f.seek(0)
+            if first is None:
+                return
+            names = self._csv_names(first[0])
+            for batch in csv_string_batches(f, self.split, names, opts):
+                yield self.columns(dict(zip(names, batch.columns, strict=True)), batch.num_rows)
+            return
+        import pyarrow.json as pj
+
+        if any(has_map(fld.type) for fld in self.data):
+            raise ValueError("maps are read record by record")
+        schema = pa.schema([pa.field(fld.name, arrow_read_type(fld.type)) for fld in self.data])
+        reader = pj.open_json(
+            f,
+            read_options=pj.ReadOptions(block_size=BLOCK_BYTES),
+            parse_options=pj.ParseOptions(
+                explicit_schema=schema, unexpected_field_behavior="infer"
+            ),
+        )
+        for batch in reader:
+            yield self.columns(
+                dict(zip(batch.schema.names, batch.columns, strict=True)), batch.num_rows
+            )
+
+    def _tokens(self, f: Any) -> Iterator[tuple[list[str | None], str]]:
+        opts = self.evolution.reader
+        return spark_csv_records(
             f,
             opts.encoding,
             opts.sep,
@@ -202,19 +249,26 @@ class _Fitter:
             header=False,
             multi_line=opts.multi_line,
         )
+
+    def _csv_names(self, header: list[str | None]) -> list[str]:
+        if self.evolution.reader.header:
+            return [v if v else f"_c{i}" for i, v in enumerate(header)]
+        # Without a header, columns match the schema by position, as when reading; columns
+        # beyond the schema have no name to record or rescue them under.
+        return list(self.data.names)
+
+    def csv_records(self, f: Any, skip: int = 0) -> Iterator[pa.RecordBatch]:
+        opts = self.evolution.reader
         names: list[str] | None = None
-        header_text = None
         rows: list[list[str | None]] = []
-        for values, raw in records:
+        seen = 0
+        for values, _ in self._tokens(f):
             if names is None:
-                if opts.header:
-                    names = [v if v else f"_c{i}" for i, v in enumerate(values)]
-                    header_text = raw
+                names = self._csv_names(values)
+                if opts.header:  # the first record only, as Spark's reader
                     continue
-                # Without a header, columns match the schema by position, as when reading;
-                # columns beyond the schema have no name to record or rescue them under.
-                names = list(self.data.names)
-            if opts.header and raw == header_text:
+            seen += 1
+            if seen <= skip:
                 continue
             rows.append((values + [None] * len(names))[: len(names)])
             if len(rows) >= BATCH_ROWS:
@@ -230,7 +284,7 @@ class _Fitter:
         return self.columns(columns, len(rows))
 
     # -- json: record by record ---------------------------------------------------------
-    def json_records(self, f: Any) -> Iterator[pa.RecordBatch]:
+    def json_records(self, f: Any, skip: int = 0) -> Iterator[pa.RecordBatch]:
         opts = self.evolution.reader
         lines = [whole_text(f, opts.encoding)] if opts.multi_line else text_lines(f, opts.encoding)
         read_types = {fld.name: arrow_read_type(fld.type) for fld in self.data}
@@ -239,6 +293,9 @@ class _Fitter:
         texts: list[str | None] = []
         for line in lines:
             if not line.strip():
+                continue
+            if skip:  # lines pyarrow read already: one record each
+                skip -= 1
                 continue
             try:
                 records = json_objects(line.strip() if opts.multi_line else line)

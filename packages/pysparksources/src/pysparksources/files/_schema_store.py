@@ -48,6 +48,9 @@ class SchemaStore:
 
     def _numbers(self) -> list[int]:
         fs: Any = self._location.filesystem()
+        # Object-store filesystems cache listings per process: a version another process
+        # (or task) wrote must be seen.
+        fs.invalidate_cache(self._location.path)
         try:
             names = fs.ls(self._location.path, detail=False)
         except FileNotFoundError:

@@ -19,8 +19,9 @@ from hypothesis import settings
 sys.path.insert(0, str(Path(__file__).parent))  # for the support package
 
 # The emulator's fixtures load through its entry point; the storage servers' (Azurite, moto's
-# S3, fake-gcs-server) and the object_store fixture over them from support.object_stores.
-pytest_plugins = ["support.cpu_report", "support.object_stores"]
+# S3, fake-gcs-server) and the object_store fixture over them from support.object_stores; the
+# local Entra ID stand-in (set up before any Spark process starts) from support.entra.
+pytest_plugins = ["support.cpu_report", "support.object_stores", "support.entra"]
 
 os.environ["PYSPARK_PYTHON"] = sys.executable
 

@@ -12,6 +12,11 @@ file (``connection_verify``). It implements what the client and azure-identity c
 
 Registry calls without the issued bearer token get 401. Every request is counted by
 (method, route), so tests can check what was fetched how often.
+
+Given an ``authority`` (support.entra's local Entra ID), the double serves with the run's CA
+and takes only that authority's tokens, as the real registry takes Entra ID's: the bearer
+token's RS256 signature, issuer, audience and expiry are verified
+(``pysparksources_emulator.JwtAuthority``); ``verified_tokens`` / ``rejected_tokens`` count them.
 """
 
 from __future__ import annotations
@@ -24,10 +29,13 @@ import uuid
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlparse
 
 import trustme
+
+if TYPE_CHECKING:
+    from support.entra import TestAuthority
 
 TENANT = "00000000-0000-0000-0000-0000000000aa"
 CLIENT_ID = "11111111-1111-1111-1111-1111111111bb"
@@ -37,8 +45,11 @@ CLIENT_SECRET = "double-client-secret-do-not-log"
 class SchemaRegistryDouble:
     """Start with :meth:`start`, stop with :meth:`stop` (or use it as a context manager)."""
 
-    def __init__(self, folder: Path) -> None:
-        self.ca = trustme.CA()
+    def __init__(self, folder: Path, authority: TestAuthority | None = None) -> None:
+        self.entra = authority
+        self.verified_tokens = 0
+        self.rejected_tokens = 0
+        self.ca = authority.ca if authority is not None else trustme.CA()
         self.ca_file = folder / "registry-ca.pem"
         self.ca.cert_pem.write_to_path(str(self.ca_file))
         self.schemas: dict[str, tuple[str, str, str, int]] = {}  # id -> group, name, def, ver
@@ -168,6 +179,20 @@ class _Handler(BaseHTTPRequestHandler):
     def _authorized(self) -> bool:
         header = self.headers.get("Authorization", "")
         token = header.removeprefix("Bearer ").strip()
+        authority = self.double.entra
+        if authority is not None and header.startswith("Bearer "):
+            import time
+
+            from pysparksources_emulator import JwtError
+
+            try:
+                authority.emulator_authority().verify(token, time.time())
+            except JwtError as error:
+                self.double.rejected_tokens += 1
+                self._error(401, "Unauthorized", str(error))
+                return False
+            self.double.verified_tokens += 1
+            return True
         if header.startswith("Bearer ") and token in self.double.tokens:
             return True
         self._error(401, "Unauthorized", "a bearer token from the tenant is required")

@@ -60,6 +60,8 @@ def test_the_package_exports() -> None:
         "EventHubsEmulator",
         "Fault",
         "HubConfig",
+        "JwtAuthority",
+        "JwtError",
         "partition_for_key",
         "serve",
     }

@@ -12,6 +12,7 @@ point: fixtures ``eventhubs_emulator`` and ``eventhubs_emulator_factory``) and `
 from pysparksources_emulator._config import EmulatorConfig, HubConfig
 from pysparksources_emulator._emulator import EventHubsEmulator
 from pysparksources_emulator._faults import Fault
+from pysparksources_emulator._jwt import JwtAuthority, JwtError
 from pysparksources_emulator._partition_key import partition_for_key
 from pysparksources_emulator._serve import main as serve
 
@@ -20,6 +21,8 @@ __all__ = [
     "EventHubsEmulator",
     "Fault",
     "HubConfig",
+    "JwtAuthority",
+    "JwtError",
     "partition_for_key",
     "serve",
 ]

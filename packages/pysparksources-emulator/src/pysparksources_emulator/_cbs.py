@@ -1,8 +1,10 @@
-"""Claims-based security: check the SAS tokens a client puts on ``$cbs``.
+"""Claims-based security: check the tokens a client puts on ``$cbs``.
 
-With no keys configured every token is accepted, so tests and demos can use any connection
+With no keys configured every SAS token is accepted, so tests and demos can use any connection
 string. With keys, a SAS token must name a known policy (``skn``), carry a valid
-HMAC-SHA256 signature of ``<url-encoded audience>\\n<expiry>`` and not be expired.
+HMAC-SHA256 signature of ``<url-encoded audience>\\n<expiry>`` and not be expired. A JWT
+(type ``jwt``, from a ``TokenCredential``) is verified against the configured token authority
+(:mod:`._jwt`); without one it is accepted unverified when no keys are configured, as before.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 from urllib.parse import unquote_plus, urlsplit
+
+from pysparksources_emulator._jwt import JwtAuthority, JwtError
 
 __all__ = ["TokenCheck", "audience_path", "make_sas_token", "verify_token"]
 
@@ -45,9 +49,24 @@ def _fields(token: str) -> dict[str, str]:
 
 
 def verify_token(
-    token: object, token_type: str, audience: str, keys: dict[str, str], now: float
+    token: object,
+    token_type: str,
+    audience: str,
+    keys: dict[str, str],
+    now: float,
+    authority: JwtAuthority | None = None,
 ) -> TokenCheck:
     """Check one put-token request; the audience is the one named in the request."""
+    if token_type == "jwt" and authority is not None:
+        if not isinstance(token, str):
+            return TokenCheck(400, "The token is not a string.")
+        try:
+            claims = authority.verify(token, now)
+        except JwtError as error:
+            return TokenCheck(401, str(error))
+        # An Entra ID token authorizes its identity on the whole namespace (roles decide the
+        # rest); the grant covers the entity the put-token named, until the token expires.
+        return TokenCheck(202, "Accepted", audience_path(audience), float(claims["exp"]))
     if not keys:
         return TokenCheck(202, "Accepted", "", None)
     if not isinstance(token, str):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pysparksources_emulator._jwt import JwtAuthority
 from pysparksources_emulator._storage import FsyncPolicy
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "DEFAULT_NAMESPACE",
     "EmulatorConfig",
     "HubConfig",
+    "jwt_authority",
     "parse_hub_spec",
 ]
 
@@ -64,6 +66,27 @@ class HubConfig:
                 self.consumer_groups.append(name)
 
 
+def jwt_authority(spec: dict[str, Any]) -> JwtAuthority:
+    """The ``"Jwt"`` object of a Config.json's ``"PySparkSources"``: ``Issuer`` (a string or a
+    list), one of ``Jwks`` (the document), ``JwksFile`` or ``PublicKeyFile`` (PEM), and
+    optionally ``Audiences`` and ``ClockSkewSeconds``."""
+    issuers = spec.get("Issuer")
+    if not issuers:
+        raise ValueError("PySparkSources.Jwt needs an Issuer")
+    extra: dict[str, Any] = {}
+    if "Audiences" in spec:
+        extra["audiences"] = tuple(spec["Audiences"])
+    if "ClockSkewSeconds" in spec:
+        extra["clock_skew"] = float(spec["ClockSkewSeconds"])
+    if "Jwks" in spec:
+        return JwtAuthority.from_jwks(spec["Jwks"], issuers, **extra)
+    if "JwksFile" in spec:
+        return JwtAuthority.from_jwks(Path(spec["JwksFile"]), issuers, **extra)
+    if "PublicKeyFile" in spec:
+        return JwtAuthority.from_pem(Path(spec["PublicKeyFile"]), issuers, **extra)
+    raise ValueError("PySparkSources.Jwt needs Jwks, JwksFile or PublicKeyFile")
+
+
 def parse_hub_spec(spec: str) -> HubConfig:
     """``NAME[:PARTITIONS[:GROUP,GROUP...]]`` (the command line's ``--hub``): a hub with that
     many partitions (2 when not given) and those consumer groups besides ``$Default``."""
@@ -98,6 +121,10 @@ class EmulatorConfig:
         Seconds since the epoch; inject a fake one to test retention.
     namespace:
         The namespace's name, as the service names it in some error descriptions.
+    jwt:
+        The token authority whose Entra ID-style JWTs (``TokenCredential``) are verified and
+        accepted; links they authorized are detached once the token expires unrenewed.
+        ``None``: JWTs are accepted unverified, and only when no keys are configured.
     """
 
     hubs: list[HubConfig] = field(default_factory=list)
@@ -109,6 +136,7 @@ class EmulatorConfig:
     retention_check_interval: float = 1.0
     clock: Callable[[], float] = time.time
     namespace: str = DEFAULT_NAMESPACE
+    jwt: JwtAuthority | None = None
 
     def hub(self, name: str) -> HubConfig | None:
         for hub in self.hubs:
@@ -161,6 +189,8 @@ class EmulatorConfig:
             kwargs["data_dir"] = Path(extra["DataDir"])
         if "Fsync" in extra:
             kwargs["fsync"] = extra["Fsync"]
+        if "Jwt" in extra:
+            kwargs["jwt"] = jwt_authority(extra["Jwt"])
         retention = extra.get("Retention", {})
         for hub in hubs:
             spec = retention.get(hub.name, retention.get("*", {}))

@@ -107,7 +107,8 @@ class Connection(asyncio.Protocol):
         self.closed = False
         self.close_sent = False
         self.paused = False
-        self.grants: list[str] = []  # audience paths of accepted CBS tokens
+        # Audience path of each accepted CBS token -> when it expires (None: never; SAS).
+        self.grants: dict[str, float | None] = {}
         self.container_id = ""
         self._heartbeat: asyncio.TimerHandle | None = None
         self._heartbeat_interval = 0.0

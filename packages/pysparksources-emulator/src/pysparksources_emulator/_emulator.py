@@ -181,3 +181,16 @@ class EventHubsEmulator:
 
     def connection_count(self) -> int:
         return self.call(lambda: len(self.server.connections))
+
+    def token_counts(self) -> dict[str, Any]:
+        """put-tokens answered so far, by outcome and token type, and the links detached
+        because their token lapsed: ``{"accepted": {"jwt": 12, "renewed": 4}, "refused":
+        {"jwt": 1}, "links_expired": 0}`` (``renewed``: the accepted tokens that renewed an
+        audience their connection already held)."""
+        return self.call(
+            lambda: {
+                "accepted": dict(self.server.accepted_tokens),
+                "refused": dict(self.server.refused_tokens),
+                "links_expired": self.server.links_expired,
+            }
+        )

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pysparksources_emulator._config import EmulatorConfig, HubConfig, parse_hub_spec
 from pysparksources_emulator._emulator import EventHubsEmulator
+from pysparksources_emulator._jwt import JwtAuthority
 
 __all__ = ["build_parser", "main"]
 
@@ -53,6 +54,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--key", metavar="NAME=KEY", help="require SAS tokens signed with this policy key"
     )
+    parser.add_argument(
+        "--jwt-issuer",
+        action="append",
+        default=[],
+        metavar="ISSUER",
+        help="verify JWT (Entra ID) tokens: the issuer ('iss') to trust (repeatable); needs "
+        "--jwt-jwks or --jwt-public-key",
+    )
+    keys = parser.add_mutually_exclusive_group()
+    keys.add_argument("--jwt-jwks", type=Path, metavar="FILE", help="the issuer's JWKS (JSON)")
+    keys.add_argument(
+        "--jwt-public-key", type=Path, metavar="PEM", help="the issuer's RSA public key (PEM)"
+    )
+    parser.add_argument(
+        "--jwt-audience",
+        action="append",
+        default=[],
+        metavar="AUD",
+        help="an accepted 'aud' (repeatable; default https://eventhubs.azure.net/ with and "
+        "without the slash)",
+    )
     return parser
 
 
@@ -80,7 +102,24 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
     if args.key:
         name, _, key = args.key.partition("=")
         config.keys[name] = key
+    if args.jwt_issuer or args.jwt_jwks or args.jwt_public_key:
+        config.jwt = _jwt_authority(args)
     return config
+
+
+def _jwt_authority(args: argparse.Namespace) -> JwtAuthority:
+    if not args.jwt_issuer or not (args.jwt_jwks or args.jwt_public_key):
+        raise SystemExit(
+            "pysparksources-emulator: JWT auth needs --jwt-issuer and --jwt-jwks "
+            "or --jwt-public-key"
+        )
+    extra = {"audiences": tuple(args.jwt_audience)} if args.jwt_audience else {}
+    try:
+        if args.jwt_jwks:
+            return JwtAuthority.from_jwks(args.jwt_jwks, args.jwt_issuer, **extra)
+        return JwtAuthority.from_pem(args.jwt_public_key, args.jwt_issuer, **extra)
+    except (OSError, ValueError, KeyError) as error:
+        raise SystemExit(f"pysparksources-emulator: cannot read the JWT keys: {error}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         print(f"Event Hubs emulator on {emulator.endpoint} (Ctrl-C stops it)")
         print(f"storage: {config.data_dir or 'in memory'}")
+        if config.jwt is not None:
+            print(f"JWT tokens verified: issuer {', '.join(config.jwt.issuers)}")
         for hub in config.hubs:
             groups = ", ".join(hub.consumer_groups)
             print(f"  hub {hub.name}: {hub.partition_count} partitions; groups {groups}")

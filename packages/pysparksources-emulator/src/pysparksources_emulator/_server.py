@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import Counter
 from typing import Any
 
 from pysparksources_emulator._amqp.performatives import (
@@ -67,6 +68,11 @@ class EmulatorServer:
         self.clock = config.clock
         self.broker = Broker(config, host)
         self.connections: set[Connection] = set()
+        # put-token answers by token type ("jwt", "servicebus.windows.net:sastoken"), and
+        # "renewed": accepted tokens for an audience the connection already held; for tests
+        self.accepted_tokens: Counter[str] = Counter()
+        self.refused_tokens: Counter[str] = Counter()
+        self.links_expired = 0  # links detached because their token lapsed unrenewed
         self.created_ms = int(self.clock() * 1000)
         self._server: asyncio.base_events.Server | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -86,6 +92,8 @@ class EmulatorServer:
             loop.create_task(self._every(self.config.retention_check_interval, self.retain)),
             loop.create_task(self._every(0.05, self._timed_faults)),
         ]
+        if self.config.jwt is not None:
+            self._tasks.append(loop.create_task(self._every(0.5, self.expire_grants)))
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -144,10 +152,37 @@ class EmulatorServer:
         return self.config.keys.get(user) == password
 
     def authorized(self, conn: Connection, path: str) -> bool:
-        if not self.config.keys:
+        if not self.config.keys and self.config.jwt is None:
             return True
         path = path.lower()
-        return any(not g or path == g or path.startswith(g + "/") for g in conn.grants)
+        now = self.clock()
+        return any(
+            (not g or path == g or path.startswith(g + "/")) and (end is None or now < end)
+            for g, end in conn.grants.items()
+        )
+
+    def expire_grants(self) -> None:
+        """Detach the links whose authorization expired unrenewed, as Event Hubs does when a
+        client lets its token lapse (``amqp:unauthorized-access``)."""
+        for conn in list(self.connections):
+            if conn.closed:
+                continue
+            for session in list(conn.sessions.values()):
+                for link in list(session.links.values()):
+                    if not isinstance(link, (ProducerLink, ConsumerLink)) or not link.alive:
+                        continue
+                    path = link.info.hub or ""
+                    if isinstance(link, ConsumerLink):
+                        path += f"/consumergroups/{link.group}/partitions/{link.partition}"
+                    elif link.partition is not None:
+                        path += f"/partitions/{link.partition}"
+                    if not self.authorized(conn, path):
+                        self.links_expired += 1
+                        link.detach(
+                            "amqp:unauthorized-access",
+                            "ExpiredToken: the token authorizing this link has expired and "
+                            "was not renewed.",
+                        )
 
     def handle_cbs(
         self, conn: Connection, app: dict[Any, Any], token: Any
@@ -158,10 +193,22 @@ class EmulatorServer:
             status = {"status-code": Int(400), "status-description": "Unsupported operation."}
             return status, None, hub
         check = verify_token(
-            token, str(app.get("type", "")), audience, self.config.keys, self.clock()
+            token,
+            str(app.get("type", "")),
+            audience,
+            self.config.keys,
+            self.clock(),
+            self.config.jwt,
         )
         if 200 <= check.status < 300:
-            conn.grants.append(check.path)
+            # Only a verified JWT's expiry is enforced on open links; SAS grants stay as before.
+            verified_jwt = self.config.jwt is not None and str(app.get("type", "")) == "jwt"
+            if check.path in conn.grants:  # a client renewing the token of an open connection
+                self.accepted_tokens["renewed"] += 1
+            conn.grants[check.path] = check.expires_at if verified_jwt else None
+            self.accepted_tokens[str(app.get("type", ""))] += 1
+        else:
+            self.refused_tokens[str(app.get("type", ""))] += 1
         status = {"status-code": Int(check.status), "status-description": check.description}
         return status, None, hub
 

@@ -21,6 +21,7 @@ from pysparksources.eventhubs._avro_schema import (
 )
 from pysparksources.eventhubs._option_table import (
     AUTH,
+    AUTHORITY_HOST,
     AVRO_ONLY_READ,
     AVRO_ONLY_WRITE,
     BAD_RECORDS_PATH,
@@ -105,7 +106,7 @@ def _registry(opts: Options, sink: bool) -> RegistryConfig | None:
                 raise opts.required(
                     option, "the schema registry's servicePrincipal credential needs it"
                 )
-    authority = opts.get(REGISTRY_AUTHORITY_HOST)
+    authority = opts.get(REGISTRY_AUTHORITY_HOST) or opts.get(AUTHORITY_HOST)
     if authority is not None and not authority.strip().startswith("https://"):
         authority = "https://" + authority.strip()
     return RegistryConfig(

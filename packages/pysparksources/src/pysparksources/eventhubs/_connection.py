@@ -24,7 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from pysparksources.errors import OptionError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs._refusals import GIVE_UP_AT_ONCE, refusal, resolver_error
+from pysparksources.eventhubs._refusals import (
+    GIVE_UP_AT_ONCE,
+    auth_refusal,
+    refusal,
+    resolver_error,
+)
 
 if TYPE_CHECKING:  # the SDK is an optional extra; import it only where clients are built
     from azure.eventhub import EventHubConsumerClient, EventHubProducerClient
@@ -51,6 +56,8 @@ class EventHubConnection:
     client_id: str | None
     client_secret: str | None = field(repr=False)
     websockets: bool
+    authority_host: str | None = None  # Entra ID authority (servicePrincipal, default...)
+    development_emulator: bool = False  # plain AMQP to host:port (useDevelopmentEmulator)
 
     def describe(self) -> str:
         """``sb://namespace/hub``: safe to log."""
@@ -63,9 +70,11 @@ class EventHubConnection:
         )
         digest = hashlib.sha256(secret.encode()).hexdigest()[:16]
         transport = "websockets" if self.websockets else "amqp"
+        if self.development_emulator:
+            transport += "-plain"
         return (
             f"{self.describe()}|{self.auth}|{self.key_name}|{self.client_id}|{self.tenant_id}|"
-            f"{transport}|{digest}"
+            f"{self.authority_host}|{transport}|{digest}"
         )
 
     def _client_kwargs(self, extra: dict[str, Any], first_contact: bool) -> dict[str, Any]:
@@ -74,6 +83,8 @@ class EventHubConnection:
         kwargs = {**GIVE_UP_AT_ONCE, **extra} if first_contact else dict(extra)
         if self.websockets:
             kwargs["transport_type"] = TransportType.AmqpOverWebsocket
+        if self.development_emulator:  # what UseDevelopmentEmulator=true makes the SDK do
+            kwargs["use_tls"] = False
         return kwargs
 
     @property
@@ -95,7 +106,7 @@ class EventHubConnection:
         """
         found = refusal(error)
         if found is None:
-            return None
+            return self._auth_refused(error)
         if found == "not-found" and consumer_group is not None:
             return OptionError(
                 NAME,
@@ -136,6 +147,40 @@ class EventHubConnection:
             f"{where}",
         )
 
+    def _auth_refused(self, error: BaseException) -> OptionError | None:
+        """The error naming the credential option to fix, when authentication failed for good
+        (the texts quoted are Entra ID's and the SDK's, which never hold the secret)."""
+        found = auth_refusal(error)
+        if found is None:
+            return None
+        if found.by_service:
+            option = {
+                "connectionString": "connectionString",
+                "sasKey": "sharedAccessKey",
+                "sasToken": "sharedAccessSignature",
+            }.get(self.auth, "auth")
+            if option != "auth":
+                advice = "check the key or token, its policy's claims and its expiry"
+            else:
+                advice = (
+                    "the identity needs a data role on the namespace or hub (Azure Event Hubs "
+                    "Data Receiver to read, Data Sender to write), and tokens of its tenant for "
+                    "https://eventhubs.azure.net/"
+                )
+            return OptionError(
+                NAME,
+                option,
+                f"{self.describe()} refused the token of auth={self.auth} ({found.reason}): "
+                f"{advice}",
+            )
+        option = found.option if self.auth == "servicePrincipal" else "auth"
+        return OptionError(
+            NAME,
+            option,
+            f"Entra ID issued no token for auth={self.auth} ({found.reason}): check option "
+            f"'{option}'" + (" (and authorityHost)" if option == "tenantId" else ""),
+        )
+
     def credential(self) -> Any:
         """This connection's credential, one per process for all its clients.
 
@@ -160,13 +205,18 @@ class EventHubConnection:
             return AzureSasCredential(self.sas_token or "")
         from azure import identity
 
+        authority: dict[str, Any] = {}
+        if self.authority_host:
+            # A sovereign or private authority: azure-identity would otherwise ask
+            # login.microsoftonline.com whether this host is a known one.
+            authority = {"authority": self.authority_host, "disable_instance_discovery": True}
         if self.auth == "servicePrincipal":
             return identity.ClientSecretCredential(
-                self.tenant_id or "", self.client_id or "", self.client_secret or ""
+                self.tenant_id or "", self.client_id or "", self.client_secret or "", **authority
             )
         if self.auth == "managedIdentity":
             return identity.ManagedIdentityCredential(client_id=self.client_id)
-        return identity.DefaultAzureCredential()
+        return identity.DefaultAzureCredential(**authority)
 
     def consumer_client(
         self,

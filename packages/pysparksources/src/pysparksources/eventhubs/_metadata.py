@@ -285,7 +285,8 @@ class HubMetadata:
                     log.info("%s: %s answered not-found; asking again", NAME, what)
                     continue
                 if first_contact and (
-                    found is None or (found == "unresolved" and not no_such_name(error))
+                    (found is None and refused is None)
+                    or (found == "unresolved" and not no_such_name(error))
                 ):
                     log.info("%s: %s failed (%r); retrying as the SDK does", NAME, what, error)
                     self._end_first_contact()

@@ -33,6 +33,7 @@ from pysparksources.eventhubs._positions import (
 
 __all__ = [
     "AUTH",
+    "AUTHORITY_HOST",
     "AUTH_KINDS",
     "AVRO_ONLY_READ",
     "AVRO_ONLY_WRITE",
@@ -91,6 +92,7 @@ __all__ = [
     "TASK_STATS_PATH",
     "TENANT_ID",
     "TRANSPORT_TYPE",
+    "USE_DEVELOPMENT_EMULATOR",
     "USE_EXCLUSIVE_RECEIVER",
     "WRITE_AVRO_SCHEMA",
     "WRITE_BODY_FORMAT",
@@ -184,6 +186,18 @@ CLIENT_ID = Text(
 CLIENT_SECRET = Text(
     name="clientSecret", doc="Application secret (auth=servicePrincipal).", secret=True
 )
+AUTHORITY_HOST = Text(
+    name="authorityHost",
+    doc="Entra ID authority for auth=servicePrincipal or defaultAzureCredential: sovereign "
+    "clouds (https://login.chinacloudapi.cn), private authorities; instance discovery is off.",
+    shown_default="login.microsoftonline.com",
+)
+USE_DEVELOPMENT_EMULATOR = Flag(
+    name="useDevelopmentEmulator",
+    doc="With fullyQualifiedNamespace: plain AMQP (no TLS) to the host:port given, as a "
+    "connection string's UseDevelopmentEmulator=true; local emulators only.",
+    default="false",
+)
 TRANSPORT_TYPE = Choice(
     name="transportType",
     doc="amqp (port 5671) or amqpWebSockets (port 443, through proxies).",
@@ -201,7 +215,9 @@ CONNECTION_OPTIONS = (
     TENANT_ID,
     CLIENT_ID,
     CLIENT_SECRET,
+    AUTHORITY_HOST,
     TRANSPORT_TYPE,
+    USE_DEVELOPMENT_EMULATOR,
 )
 
 # -- the reader ---------------------------------------------------------------------------
@@ -439,7 +455,7 @@ REGISTRY_AUTH = Choice(
 REGISTRY_AUTHORITY_HOST = Text(
     name="schemaRegistry.authorityHost",
     doc="Entra ID authority for the registry's credential (sovereign or private clouds).",
-    shown_default="login.microsoftonline.com",
+    shown_default="authorityHost",
 )
 REGISTRY_CONNECTION_VERIFY = Text(
     name="schemaRegistry.connectionVerify",

@@ -22,11 +22,22 @@ it (:data:`CONFIRM`), which the callers see to.
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["CONFIRM", "GIVE_UP_AT_ONCE", "Refusal", "no_such_name", "refusal", "resolver_error"]
+__all__ = [
+    "CONFIRM",
+    "GIVE_UP_AT_ONCE",
+    "AuthRefusal",
+    "Refusal",
+    "auth_refusal",
+    "no_such_name",
+    "refusal",
+    "resolver_error",
+]
 
 Refusal = Literal["not-found", "refused", "unresolved"]
 
@@ -46,7 +57,8 @@ _NO_SUCH_NAME = {socket.EAI_NONAME, getattr(socket, "EAI_NODATA", socket.EAI_NON
 
 
 def _chain(error: BaseException) -> Iterator[BaseException]:
-    """``error`` and what caused it, through ``__cause__`` and ``__context__``."""
+    """``error`` and what caused it, through ``__cause__``, ``__context__`` and the SDK's
+    documented ``EventHubError.details`` (where it keeps the error it wrapped)."""
     seen: set[int] = set()
     stack: list[BaseException | None] = [error]
     while stack:
@@ -55,7 +67,14 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
             continue
         seen.add(id(item))
         yield item
-        stack.extend((item.__context__, item.__cause__))
+        details = getattr(item, "details", None)
+        stack.extend(
+            (
+                item.__context__,
+                item.__cause__,
+                details if isinstance(details, BaseException) else None,
+            )
+        )
 
 
 def _refused_link(error: BaseException) -> bool:
@@ -93,3 +112,53 @@ def no_such_name(error: BaseException) -> bool:
     could not answer, which is worth the SDK's retries)."""
     resolver = resolver_error(error)
     return resolver is not None and resolver.errno in _NO_SUCH_NAME
+
+
+@dataclass(frozen=True)
+class AuthRefusal:
+    """Authentication failed for good: ``option`` is the one to fix, ``reason`` what was said.
+
+    ``by_service``: Event Hubs refused the token (put-token 401); else the identity provider
+    (Entra ID) refused to issue one.
+    """
+
+    option: str
+    reason: str
+    by_service: bool
+
+
+# Entra ID's documented error codes (AADSTS<n>, stable across wordings) -> the option to fix.
+_ENTRA_CODES = {
+    "AADSTS7000215": "clientSecret",  # invalid client secret
+    "AADSTS7000222": "clientSecret",  # the secret expired
+    "AADSTS700016": "clientId",  # no such application in the tenant
+    "AADSTS90002": "tenantId",  # no such tenant
+    "AADSTS900023": "tenantId",  # not a tenant id or name
+}
+# What MSAL says when the tenant's OpenID configuration cannot be had (an unknown tenant,
+# or an authority that is not one).
+_NO_AUTHORITY = "Unable to get authority configuration"
+
+
+def auth_refusal(error: BaseException) -> AuthRefusal | None:
+    """What ``error`` says about authentication, when it is decisive: Event Hubs refused the
+    token (``AuthenticationError``), or azure-identity's ``ClientAuthenticationError`` names a
+    known Entra ID error. None otherwise (an authority that did not answer is retried)."""
+    from azure.core.exceptions import ClientAuthenticationError
+    from azure.eventhub.exceptions import AuthenticationError
+
+    for item in _chain(error):
+        if isinstance(item, ClientAuthenticationError):
+            text = str(item.message if hasattr(item, "message") else item)
+            reason = text.splitlines()[0].strip() if text.strip() else type(item).__name__
+            for code, option in _ENTRA_CODES.items():
+                if re.search(rf"\b{code}\b", text):
+                    return AuthRefusal(option, reason, by_service=False)
+            if _NO_AUTHORITY in text:
+                return AuthRefusal("tenantId", reason, by_service=False)
+    for item in _chain(error):
+        if isinstance(item, AuthenticationError):
+            lines = [line.strip() for line in str(item).splitlines() if line.strip()]
+            reason = " ".join(lines[:2]) or type(item).__name__  # "... failed. Status code: 401"
+            return AuthRefusal("auth", reason, by_service=True)
+    return None

@@ -23,6 +23,7 @@ from pysparksources.eventhubs._body_format import parse_body_format, read_schema
 from pysparksources.eventhubs._connection import EventHubConnection
 from pysparksources.eventhubs._option_table import (
     AUTH,
+    AUTHORITY_HOST,
     CLIENT_ID,
     CLIENT_SECRET,
     CONNECTION_STRING,
@@ -60,6 +61,7 @@ from pysparksources.eventhubs._option_table import (
     TASK_STATS_PATH,
     TENANT_ID,
     TRANSPORT_TYPE,
+    USE_DEVELOPMENT_EMULATOR,
     USE_EXCLUSIVE_RECEIVER,
 )
 from pysparksources.eventhubs.config import BodyFormat, SinkConfig, SourceConfig
@@ -126,6 +128,12 @@ def _connection(opts: Options) -> EventHubConnection:
             )
         if auth not in (None, "connectionString"):
             raise opts.error(AUTH, "must be connectionString (or unset) with connectionString")
+        if opts.has(USE_DEVELOPMENT_EMULATOR):
+            raise opts.error(
+                USE_DEVELOPMENT_EMULATOR,
+                "only with fullyQualifiedNamespace: a connection string says "
+                "UseDevelopmentEmulator=true itself",
+            )
         return _from_connection_string(opts, connection_string, hub_option, websockets)
 
     if namespace_option is None:
@@ -150,9 +158,33 @@ def _connection(opts: Options) -> EventHubConnection:
         client_id=opts.get(CLIENT_ID),
         client_secret=opts.get(CLIENT_SECRET),
         websockets=websockets,
+        authority_host=_authority_host(opts),
+        development_emulator=opts.value(USE_DEVELOPMENT_EMULATOR),
     )
     _check_credential_options(opts, connection)
+    if connection.authority_host and connection.auth not in (
+        "servicePrincipal",
+        "defaultAzureCredential",
+    ):
+        raise opts.error(
+            AUTHORITY_HOST,
+            f"applies to auth=servicePrincipal or defaultAzureCredential, not {connection.auth}",
+        )
     return connection
+
+
+def _authority_host(opts: Options) -> str | None:
+    """authorityHost as azure-identity takes it: an https:// URL (the scheme added if left out)."""
+    value = (opts.get(AUTHORITY_HOST) or "").strip().rstrip("/")
+    if not value:
+        return None
+    if "://" not in value:
+        value = "https://" + value
+    if not value.startswith("https://") or not _netloc(value):
+        raise opts.error(
+            AUTHORITY_HOST, "expected https://<host>, e.g. https://login.microsoftonline.us"
+        )
+    return value
 
 
 def _split_connection_string(text: str) -> dict[str, str] | None:

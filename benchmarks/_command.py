@@ -28,6 +28,7 @@ SCENARIOS = {
     "files-source": "benchmarks.files_source",
     "files-sink": "benchmarks.files_sink",
     "files-malformed": "benchmarks.files_malformed",
+    "files-schema": "benchmarks.files_schema",
     "eventhubs-source": "benchmarks.eventhubs_source",
     "eventhubs-sink": "benchmarks.eventhubs_sink",
     "eventhubs-avro": "benchmarks.eventhubs_avro",

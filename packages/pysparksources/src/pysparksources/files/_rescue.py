@@ -69,13 +69,14 @@ def read_evolving(
         # pyarrow reads the file by its own columns while it can; from the first record it
         # cannot (another type, another width, ...), Python reads the rest record by record.
         done = 0
-        try:
-            for batch in fitter.arrow_batches(f):
-                done += batch.num_rows
-                yield batch
-            return
-        except CONVERSION_ERRORS:
-            f.seek(0)
+        if fitter.arrow_reads():
+            try:
+                for batch in fitter.arrow_batches(f):
+                    done += batch.num_rows
+                    yield batch
+                return
+            except CONVERSION_ERRORS:
+                f.seek(0)
         if opts.format == "json":
             yield from fitter.json_records(f, skip=done)
         else:
@@ -206,11 +207,17 @@ class _Fitter:
                         rescued[i][name] = value
         return self._finish(arrays, rescued, length)
 
+    def arrow_reads(self) -> bool:
+        """Whether pyarrow can read the file: not multiLine, not another encoding, no map
+        (pyarrow's json reader has none)."""
+        opts = self.evolution.reader
+        if opts.multi_line or codecs.lookup(opts.encoding).name != "utf-8":
+            return False
+        return opts.format == "csv" or not any(has_map(fld.type) for fld in self.data)
+
     def arrow_batches(self, f: Any) -> Iterator[pa.RecordBatch]:
         """The file through pyarrow (raises one of CONVERSION_ERRORS where it cannot)."""
         opts = self.evolution.reader
-        if opts.multi_line or codecs.lookup(opts.encoding).name != "utf-8":
-            raise ValueError("multiLine and other encodings are read record by record")
         if opts.format == "csv":
             first = next(iter(self._tokens(f)), None)
             f.seek(0)
@@ -222,8 +229,6 @@ class _Fitter:
             return
         import pyarrow.json as pj
 
-        if any(has_map(fld.type) for fld in self.data):
-            raise ValueError("maps are read record by record")
         schema = pa.schema([pa.field(fld.name, arrow_read_type(fld.type)) for fld in self.data])
         reader = pj.open_json(
             f,

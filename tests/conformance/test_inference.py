@@ -312,6 +312,7 @@ def test_inferred_schema_and_rows_match_spark(spark: Any, corpus: Path, case: In
 CONNECT_CASES = [c for c in CASES if c.name in ("json: types that change", "csv: inferSchema")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CONNECT_CASES, ids=[c.name for c in CONNECT_CASES])
 def test_inference_over_connect(connect_spark: Any, corpus: Path, case: InferCase) -> None:
     expected, actual = _frames(connect_spark, case, _folder(case, corpus))
@@ -322,6 +323,7 @@ def test_inference_over_connect(connect_spark: Any, corpus: Path, case: InferCas
 STREAM_CASES = [c for c in CASES if c.name in ("json: three files", "csv: Hive folders of numbers")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", STREAM_CASES, ids=[c.name for c in STREAM_CASES])
 def test_stream_inference_matches_spark_with_inference_on(
     spark: Any, corpus: Path, tmp_path: Path, case: InferCase

@@ -36,6 +36,12 @@ ORDER = {
 
 
 @pytest.fixture
+def session(session_connect_slow: Any) -> Any:
+    """Classic in the fast tier, Spark Connect in the slow one (see tests/conftest.py)."""
+    return session_connect_slow
+
+
+@pytest.fixture
 def entra_hub(entra_authority: TestAuthority, eventhubs_emulator_factory: Any) -> EntraHub:
     """A hub reached with a service principal: a real one when the environment names it,
     else a fresh emulator verifying the local authority's tokens, and a new principal."""

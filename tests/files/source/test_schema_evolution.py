@@ -18,6 +18,12 @@ from support.streams import run_available_now
 pytestmark = pytest.mark.spark
 
 
+@pytest.fixture
+def session(session_connect_slow: Any) -> Any:
+    """Classic in the fast tier, Spark Connect in the slow one (see tests/conftest.py)."""
+    return session_connect_slow
+
+
 def _json(folder: Path, name: str, *records: dict[str, Any]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / name).write_text("".join(json.dumps(r) + "\n" for r in records))

@@ -16,17 +16,21 @@ import io
 import itertools
 import re
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from pysparksources.errors import MalformedRecordError
 from pysparksources.files import NAME
 
+if TYPE_CHECKING:
+    from pysparksources.files.config import ReaderOptions
+
 __all__ = [
     "EscapeSeen",
     "EscapeWatch",
     "escape_in_quotes",
+    "records_as_configured",
     "spark_csv_batches",
     "spark_csv_records",
     "split_records",
@@ -170,6 +174,20 @@ def spark_csv_records(
     chunks = [whole_text(f, encoding)] if multi_line else text_lines(f, encoding)
     records = split_records(chunks, sep, quote, escape, null_value)
     return itertools.islice(records, 1 if header else 0, None)
+
+
+def records_as_configured(f: Any, opts: ReaderOptions) -> Iterator[tuple[list[str | None], str]]:
+    """Every record of a csv file, the header too, read with the source's csv options."""
+    return spark_csv_records(
+        f,
+        opts.encoding,
+        opts.sep,
+        opts.quote,
+        escape_in_quotes(opts.quote, opts.escape),
+        opts.null_value,
+        header=False,
+        multi_line=opts.multi_line,
+    )
 
 
 def spark_csv_batches(

@@ -25,7 +25,7 @@ from pyspark.sql.types import DataType, NullType, StringType, StructField, Struc
 
 from pysparksources.errors import CorruptFileError, SchemaError
 from pysparksources.files import NAME
-from pysparksources.files._csv_rows import escape_in_quotes, spark_csv_records, whole_text
+from pysparksources.files._csv_rows import records_as_configured, whole_text
 from pysparksources.files._filesystem import FileLocation
 from pysparksources.files._infer_types import (
     arrow_to_spark,
@@ -302,18 +302,8 @@ def _spark_json_type(dtype: pa.DataType, as_string: bool) -> DataType:
 
 # -- csv: the header, then every token ----------------------------------------------------
 def _csv_records(config: _Inputs, entry: FileEntry) -> Iterator[tuple[list[str | None], str]]:
-    reader = config.reader
     with _open(config, entry) as f:
-        yield from spark_csv_records(
-            f,
-            reader.encoding,
-            reader.sep,
-            reader.quote,
-            escape_in_quotes(reader.quote, reader.escape),
-            reader.null_value,
-            header=False,
-            multi_line=reader.multi_line,
-        )
+        yield from records_as_configured(f, config.reader)
 
 
 def _csv_schema(config: _Inputs, files: list[FileEntry]) -> StructType:

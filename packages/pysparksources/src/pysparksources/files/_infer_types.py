@@ -268,12 +268,15 @@ def json_value_type(value: Any, primitives_as_string: bool, prefers_decimal: boo
     return StringType()
 
 
+def _widened(left: DataType, right: DataType) -> DataType | None:
+    """What json and partition merging share: the tightest type, or a decimal case."""
+    tight = _tightest(left, right)
+    return tight if tight is not None else _numeric_merge(left, right)
+
+
 def merge_json(left: DataType, right: DataType) -> DataType:
     """Spark's JsonInferSchema.compatibleType; what does not fit becomes STRING."""
-    tight = _tightest(left, right)
-    if tight is not None:
-        return tight
-    merged = _numeric_merge(left, right)
+    merged = _widened(left, right)
     if merged is not None:
         return merged
     if isinstance(left, StructType) and isinstance(right, StructType):
@@ -349,10 +352,7 @@ def _is_timestamp(raw: str) -> bool:
 
 def merge_partition(left: DataType, right: DataType) -> DataType:
     """Spark's wider type for one partition column seen with different values."""
-    tight = _tightest(left, right)
-    if tight is not None:
-        return tight
-    merged = _numeric_merge(left, right)
+    merged = _widened(left, right)
     if merged is not None:
         return merged
     if {type(left), type(right)} == {DateType, TimestampType}:

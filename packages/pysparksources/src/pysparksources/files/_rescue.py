@@ -22,12 +22,7 @@ import pyarrow as pa
 from pysparksources.errors import MalformedRecordError
 from pysparksources.files import NAME, _evolution
 from pysparksources.files._conversions import Parsing, conform
-from pysparksources.files._csv_rows import (
-    escape_in_quotes,
-    spark_csv_records,
-    text_lines,
-    whole_text,
-)
+from pysparksources.files._csv_rows import records_as_configured, text_lines, whole_text
 from pysparksources.files._evolution import Evolution, new_columns_found
 from pysparksources.files._formats_read import (
     BATCH_ROWS,
@@ -243,17 +238,7 @@ class _Fitter:
             )
 
     def _tokens(self, f: Any) -> Iterator[tuple[list[str | None], str]]:
-        opts = self.evolution.reader
-        return spark_csv_records(
-            f,
-            opts.encoding,
-            opts.sep,
-            opts.quote,
-            escape_in_quotes(opts.quote, opts.escape),
-            opts.null_value,
-            header=False,
-            multi_line=opts.multi_line,
-        )
+        return records_as_configured(f, self.evolution.reader)
 
     def _csv_names(self, header: list[str | None]) -> list[str]:
         if self.evolution.reader.header:

@@ -18,6 +18,7 @@ from pysparksources_emulator._storage import PartitionLog
 __all__ = ["Broker", "EntityError", "Hub", "ReaderSlot", "not_found", "parse_entity"]
 
 NON_EPOCH_READER_LIMIT = 5
+MAX_PARTITIONS = 1024
 # The service's entity path for a consumer group carries an internal number after '~'
 # ('<namespace>:eventhub:<hub>~32766|<group>' in a user's report); any number will do here.
 _ENTITY_SUFFIX = "~32766"
@@ -80,6 +81,13 @@ class Hub:
     def has_group(self, group: str) -> bool:
         return group.lower() in {g.lower() for g in self.config.consumer_groups}
 
+    def grow(self, partitions: list[PartitionLog]) -> None:
+        """Append new, empty partitions (ids continue from the last one); sends to the hub
+        spread over the new count from now on, as after a Premium/Dedicated scale-up."""
+        self.partitions.extend(partitions)
+        self.config.partition_count = len(self.partitions)
+        self._round_robin = itertools.cycle(range(len(self.partitions)))
+
     def route(self, partition_key: str | None) -> int:
         """Partition for a send to the hub itself: by key hash, else round-robin."""
         if partition_key is not None:
@@ -128,19 +136,49 @@ class Broker:
             self.add_hub(hub_config)
 
     def add_hub(self, hub_config: HubConfig) -> Hub:
-        partitions = []
-        for i in range(hub_config.partition_count):
+        # A hub grown in an earlier run left more partition folders than its configuration
+        # names: keep them all (partitions are never removed).
+        stored = self._stored_partitions(hub_config.name)
+        hub_config.partition_count = max(hub_config.partition_count, stored)
+        hub = Hub(hub_config, self._logs(hub_config.name, 0, hub_config.partition_count))
+        self.hubs[hub_config.name.lower()] = hub
+        return hub
+
+    def add_partitions(self, name: str, partition_count: int) -> Hub:
+        """Grow hub ``name`` to ``partition_count`` partitions; the count never shrinks (as
+        on Event Hubs Premium/Dedicated). Existing partitions keep their events."""
+        hub = self.hub(name)
+        current = len(hub.partitions)
+        if not current <= partition_count <= MAX_PARTITIONS:
+            raise ValueError(
+                f"hub {hub.name!r} has {current} partitions: the count can only grow, "
+                f"up to {MAX_PARTITIONS} (asked for {partition_count})"
+            )
+        hub.grow(self._logs(hub.name, current, partition_count))
+        return hub
+
+    def _logs(self, hub: str, first: int, end: int) -> list[PartitionLog]:
+        logs = []
+        for i in range(first, end):
             directory = None
             if self.config.data_dir is not None:
-                directory = self.config.data_dir / hub_config.name.lower() / str(i)
-            partitions.append(
+                directory = self.config.data_dir / hub.lower() / str(i)
+            logs.append(
                 PartitionLog(
                     directory, fsync=self.config.fsync, segment_bytes=self.config.segment_bytes
                 )
             )
-        hub = Hub(hub_config, partitions)
-        self.hubs[hub_config.name.lower()] = hub
-        return hub
+        return logs
+
+    def _stored_partitions(self, hub: str) -> int:
+        if self.config.data_dir is None:
+            return 0
+        folder = self.config.data_dir / hub.lower()
+        ids = {p.name for p in folder.iterdir() if p.is_dir()} if folder.is_dir() else set()
+        count = 0
+        while str(count) in ids:
+            count += 1
+        return count
 
     def close(self) -> None:
         for hub in self.hubs.values():

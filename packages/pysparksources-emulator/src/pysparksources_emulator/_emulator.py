@@ -165,6 +165,19 @@ class EventHubsEmulator:
         """Run the retention check now (it also runs every ``retention_check_interval``)."""
         return self.call(self.server.retain)
 
+    def add_partitions(self, hub: str, partition_count: int) -> int:
+        """Grow ``hub`` to ``partition_count`` partitions while it serves, as Premium and
+        Dedicated namespaces allow (Standard cannot); returns the new count.
+
+        New partitions start empty at sequence number 0; existing ones keep their events and
+        links. Sends by partition key (and round-robin sends) spread over the new count from
+        the next send, so a key may land on another partition than before. ``ValueError``
+        when the count would shrink or pass 1024.
+        """
+        return self.call(
+            lambda: len(self.server.broker.add_partitions(hub, partition_count).partitions)
+        )
+
     def partition_info(self, hub: str, partition: int) -> dict[str, Any]:
         """Begin/last sequence numbers of one partition, read on the loop thread."""
 

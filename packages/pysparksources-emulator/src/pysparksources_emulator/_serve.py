@@ -1,7 +1,8 @@
 """``pysparksources-emulator``: serve Event Hubs on 127.0.0.1 until Ctrl-C (or SIGTERM).
 
 It prints one SDK connection string per hub. ``kill -USR1 <pid>`` prints every thread's stack
-on stderr and leaves it serving.
+on stderr and leaves it serving. ``kill -HUP <pid>`` re-reads ``--config`` and adds the
+partitions whose ``PartitionCount`` grew there, as a Premium/Dedicated namespace can.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pysparksources-emulator",
         description="An Event Hubs-compatible AMQP 1.0 emulator for development and tests: "
         "serves hubs on 127.0.0.1 and prints one azure-eventhub connection string per hub. "
-        "Ctrl-C or SIGTERM stops it; kill -USR1 <pid> prints every thread's stack on stderr.",
+        "Ctrl-C or SIGTERM stops it; kill -USR1 <pid> prints every thread's stack on stderr; "
+        "kill -HUP <pid> re-reads --config and adds partitions to hubs whose PartitionCount "
+        "grew.",
         epilog="See the README of the pysparksources-emulator distribution.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
@@ -127,7 +130,10 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     emulator = EventHubsEmulator(config, host=args.host, port=args.port).start()
     stop = threading.Event()
+    reload = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    if hasattr(signal, "SIGHUP"):  # kill -HUP <pid>: grow hubs as --config now says
+        signal.signal(signal.SIGHUP, lambda *_: reload.set())
     if hasattr(signal, "SIGUSR1"):  # kill -USR1 <pid>: every thread's stack on stderr
         faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
@@ -140,13 +146,39 @@ def run(args: argparse.Namespace) -> int:
             print(f"  hub {hub.name}: {hub.partition_count} partitions; groups {groups}")
             print(f"    {emulator.connection_string(hub.name)}")
         sys.stdout.flush()
-        while not stop.wait(0.5):
-            pass
+        while not stop.wait(0.2):
+            if reload.is_set():
+                reload.clear()
+                grow_from_config(args.config, emulator)
     except KeyboardInterrupt:
         pass
     finally:
         emulator.stop()
     return 0
+
+
+def grow_from_config(path: Path | None, emulator: EventHubsEmulator) -> None:
+    """Add the partitions ``path`` now asks for beyond what each served hub has; a count
+    that would shrink, or a file that does not parse, is reported and changes nothing."""
+    if path is None:
+        print("SIGHUP ignored: the emulator was not started with --config", file=sys.stderr)
+        return
+    try:
+        wanted = EmulatorConfig.from_file(path).hubs
+    except (OSError, ValueError, KeyError) as error:
+        print(f"SIGHUP: cannot read {path}: {error}", file=sys.stderr)
+        return
+    for hub in wanted:
+        served = emulator.config.hub(hub.name)
+        if served is None or hub.partition_count == served.partition_count:
+            continue
+        try:
+            count = emulator.add_partitions(hub.name, hub.partition_count)
+        except ValueError as error:
+            print(f"SIGHUP: {error}", file=sys.stderr)
+            continue
+        print(f"  hub {hub.name}: now {count} partitions")
+    sys.stdout.flush()
 
 
 def main(argv: list[str] | None = None) -> int:

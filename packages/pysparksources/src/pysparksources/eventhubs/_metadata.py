@@ -26,7 +26,6 @@ __all__ = ["HubMetadata", "PartitionInfo"]
 
 log = logging.getLogger(__name__)
 
-_IDS_REFRESH_S = 30.0
 _PARALLEL_CALLS = 16
 _STALE_GRACE_S = 10.0  # how long expired info may still answer while a refresh runs
 # How long a consumer group check at a hub without any event listens for a refusal (nothing
@@ -99,8 +98,9 @@ class HubMetadata:
         self._expected.update(partition_ids)
 
     def _ids_due(self, now: float, fresh: bool) -> bool:
-        # Partition counts change rarely (only upwards); re-read them every half minute.
-        return fresh or self._ids is None or now - self._ids_at >= _IDS_REFRESH_S
+        # Partition counts change rarely (only upwards, on Premium/Dedicated): re-read them
+        # every partitionDiscoveryInterval.
+        return fresh or self._ids is None or now - self._ids_at >= self._config.discovery_s
 
     def _read_ids(self, now: float) -> list[str]:
         (ids,) = self._bounded([lambda client: client.get_partition_ids()], "partition ids")

@@ -61,6 +61,7 @@ __all__ = [
     "MODES",
     "OPERATION_TIMEOUT",
     "PARTITIONS",
+    "PARTITION_DISCOVERY_INTERVAL",
     "PARTITION_INFO_CACHE_INTERVAL",
     "PARTITION_PREFERRED_LOCATION_STRATEGY",
     "PREFETCH_COUNT",
@@ -371,10 +372,17 @@ RECEIVER_BUFFER_BYTES = Size(
 )
 PARTITION_INFO_CACHE_INTERVAL = Duration(
     name="partitionInfoCacheInterval",
-    doc="Reuse partition properties this long on the driver (Spark polls latestOffset often); "
-    "partition ids are re-read every 30s, so a partition added to the hub is read within half "
-    "a minute.",
+    doc="Reuse partition properties this long on the driver (Spark polls latestOffset often).",
     default="1s",
+    iso=True,
+    uses=Use.READ,
+)
+PARTITION_DISCOVERY_INTERVAL = Duration(
+    name="partitionDiscoveryInterval",
+    doc="Re-read the hub's partition ids this often on the driver: a partition added to a "
+    "Premium/Dedicated hub is read from its first event within about this long, plus "
+    "partitionInfoCacheInterval and two triggers.",
+    default="30s",
     iso=True,
     uses=Use.READ,
 )
@@ -560,6 +568,7 @@ TABLE = OptionTable(
         RECEIVER_IDLE_TIMEOUT,
         RECEIVER_BUFFER_BYTES,
         PARTITION_INFO_CACHE_INTERVAL,
+        PARTITION_DISCOVERY_INTERVAL,
         TASK_STATS_PATH,
         MAX_BATCH_BYTES,
         MAX_RETRIES,

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 __all__ = [
+    "START",
     "Position",
     "PositionError",
     "parse_partition_ids",

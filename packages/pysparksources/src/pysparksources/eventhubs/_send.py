@@ -151,9 +151,19 @@ def _refusals_seen(
     raise refused.bare() from None
 
 
+def _stale_partition_ids(error: BaseException) -> bool:
+    """A producer refusing a partition id it did not know: it reads the hub's partition ids
+    once, so after partitions were added to the hub (Premium/Dedicated) only a new one can
+    send to them."""
+    from azure.eventhub.exceptions import ConnectError
+
+    return isinstance(error, ConnectError) and str(error).startswith("Invalid partition ")
+
+
 def _send(config: SinkConfig, batch: Any, stats: SendStats) -> None:
     delay = config.retry_backoff_s
     attempt = not_found = 0
+    renewed = False
     while True:
         first_contact = _first_contact(config)
         try:
@@ -163,6 +173,11 @@ def _send(config: SinkConfig, batch: Any, stats: SendStats) -> None:
             _settle(config)
             return
         except Exception as error:
+            if not renewed and _stale_partition_ids(error):
+                renewed = True
+                log.info("%s: %s; sending on a new producer", NAME, error)
+                _evict(config)
+                continue
             seen = _refusals_seen(config, error, not_found, first_contact)
             if seen > not_found:  # a first amqp:not-found: again at once, on a new link
                 not_found = seen

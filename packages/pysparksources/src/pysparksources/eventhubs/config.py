@@ -79,6 +79,7 @@ class SourceConfig:
     idle_timeout_s: float
     buffer_bytes: int
     info_cache_s: float
+    discovery_s: float
     task_stats_path: str | None
     body: BodyFormat
 

@@ -41,6 +41,7 @@ from pysparksources.eventhubs._option_table import (
     MIN_EVENTS_PER_TRIGGER,
     MIN_PARTITIONS,
     OPERATION_TIMEOUT,
+    PARTITION_DISCOVERY_INTERVAL,
     PARTITION_INFO_CACHE_INTERVAL,
     PARTITION_PREFERRED_LOCATION_STRATEGY,
     PARTITIONS,
@@ -323,6 +324,7 @@ def _source(opts: Options, schema: StructType | None) -> SourceConfig:
         idle_timeout_s=opts.value(RECEIVER_IDLE_TIMEOUT),
         buffer_bytes=opts.value(RECEIVER_BUFFER_BYTES),
         info_cache_s=opts.value(PARTITION_INFO_CACHE_INTERVAL),
+        discovery_s=opts.value(PARTITION_DISCOVERY_INTERVAL),
         task_stats_path=opts.get(TASK_STATS_PATH),
         body=parse_body_format(opts, sink=False),
     )

@@ -42,6 +42,7 @@ from pysparksources.eventhubs._admission import TriggerGate, next_end
 from pysparksources.eventhubs._arrowize import to_record_batch
 from pysparksources.eventhubs._avro_read import decode_batch
 from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo
+from pysparksources.eventhubs._positions import START
 from pysparksources.eventhubs._receivers import PositionedReceiver, acquire, release
 from pysparksources.eventhubs._refusals import CONFIRM
 from pysparksources.eventhubs.config import SourceConfig
@@ -192,6 +193,7 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._enqueued: dict[str, datetime | None] = {}
         self._initial: Offset | None = None
         self._checkpoint_checked = False
+        self._added: dict[str, int] = {}
         cfg = self._config
         self._gate = (
             None
@@ -261,6 +263,11 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         }
         if self._frozen is not None:
             latest = dict(self._frozen)
+        # A partition the offsets do not name yet enters them at its starting position, and
+        # is read from the next batch on: the offset log records where it started.
+        added = self._added_starts(begin, latest)
+        entered = {**begin, **added}
+        current = {pid: n for pid, n in latest.items() if pid not in added}
         beginnings = {pid: info.beginning for pid, info in infos.items()}
         if isinstance(limit, ReadMaxRows):
             max_rows: int | None = limit.max_rows
@@ -269,16 +276,38 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             # AvailableNow ends at the first trigger that finds nothing new: holding events
             # back there would end the run early, so it reads at once.
             if self._gate is not None and self._frozen is None:
-                everything = next_end(begin, latest, beginnings, None)
-                waiting = sum(
-                    everything[pid] - begin.get(pid, beginnings.get(pid, 0)) for pid in everything
-                )
+                everything = next_end(entered, current, beginnings, None)
+                waiting = sum(everything[pid] - entered[pid] for pid in everything)
                 if not self._gate.admit(waiting):
                     return _offset(cfg, begin)
         else:
             max_rows = None  # ReadAllAvailable
-        end = next_end(begin, latest, beginnings, max_rows)
+        end = next_end(entered, current, beginnings, max_rows)
         return _offset(cfg, end)
+
+    def _added_starts(self, begin: dict[str, int], latest: dict[str, int]) -> dict[str, int]:
+        """Where partitions missing from ``begin`` start: added to the hub while the query
+        runs, or after its checkpoint was made. Their ``startingPositions`` entry if it has
+        one, else their first retained event (Spark's Kafka source reads an added partition
+        from its earliest offset); resolved once per partition and query run."""
+        new = [pid for pid in latest if pid not in begin]
+        unresolved = {
+            pid: self._config.starting_per_partition.get(pid, START)
+            for pid in new
+            if pid not in self._added
+        }
+        if unresolved:
+            found = self._metadata().resolve(unresolved)
+            log.info(
+                "%s: partition(s) %s of %s not in the offsets yet (added to the hub): "
+                "reading from sequence number(s) %s",
+                NAME,
+                ", ".join(found),
+                self._config.connection.describe(),
+                ", ".join(str(n) for n in found.values()),
+            )
+            self._added.update(found)
+        return {pid: self._added[pid] for pid in new}
 
     def reportLatestOffset(self) -> Offset | None:
         """The partitions' ends, and when each one's newest event was enqueued.
@@ -298,10 +327,9 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         until = _positions_of(self._config, end)
         # latestOffset fetched these moments ago; read tasks check retention again anyway.
         infos = self._metadata().partitions(max_age=math.inf)
-        ranges = {
-            pid: (begin.get(pid, infos[pid].beginning if pid in infos else 0), u)
-            for pid, u in until.items()
-        }
+        # A partition missing from the start enters the offsets in this batch at its starting
+        # position (see latestOffset): nothing of it is read before the next batch.
+        ranges = {pid: (begin.get(pid, u), u) for pid, u in until.items()}
         ranges = _clamp_expired(self._config, ranges, infos)
         return list(plan_partitions(self._config, ranges, len(until)))
 

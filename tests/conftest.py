@@ -268,16 +268,6 @@ def session(request: pytest.FixtureRequest) -> Any:
     return request.getfixturevalue(name)
 
 
-@pytest.fixture(
-    scope="session", params=["classic", pytest.param("connect", marks=pytest.mark.slow)]
-)
-def session_connect_slow(request: pytest.FixtureRequest) -> Any:
-    """``session``, with the Spark Connect run in the slow tier: for tests whose Connect half
-    shows nothing the classic half and the fast tier's other Connect tests do not."""
-    name = "spark" if request.param == "classic" else "connect_spark"
-    return request.getfixturevalue(name)
-
-
 def _imported_test_modules(path: Path) -> list[str]:
     names = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):

@@ -13,6 +13,18 @@ matrices, restarts, knobs, how bad events are routed) runs classic only, marked 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 CLASSIC_ONLY = pytest.mark.parametrize("session", ["classic"], indirect=True)
+
+# A module's own ``session`` fixture with these params keeps the classic run in the fast tier
+# and moves the Connect run to the slow one (where its half adds time but little that the fast
+# tier's other Connect tests do not show); CLASSIC_ONLY still narrows it to classic.
+SESSIONS_CONNECT_SLOW = ["classic", pytest.param("connect", marks=pytest.mark.slow)]
+
+
+def session_of(request: pytest.FixtureRequest) -> Any:
+    """The session a ``session`` parameter names: the classic one or the Connect one."""
+    return request.getfixturevalue("spark" if request.param == "classic" else "connect_spark")

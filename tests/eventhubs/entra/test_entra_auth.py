@@ -23,7 +23,7 @@ from support.entra import TENANT, EntraHub, TestAuthority, local_hub, real_hub
 from support.pyeventhub import read_back
 from support.schema_registry import SchemaRegistryDouble
 from support.streams import progress, rate, run_available_now
-from support.variants import CLASSIC_ONLY
+from support.variants import CLASSIC_ONLY, SESSIONS_CONNECT_SLOW, session_of
 
 pytestmark = [pytest.mark.spark, pytest.mark.emulator]
 
@@ -35,10 +35,10 @@ ORDER = {
 }
 
 
-@pytest.fixture
-def session(session_connect_slow: Any) -> Any:
-    """Classic in the fast tier, Spark Connect in the slow one (see tests/conftest.py)."""
-    return session_connect_slow
+@pytest.fixture(params=SESSIONS_CONNECT_SLOW)
+def session(request: pytest.FixtureRequest) -> Any:
+    """Classic in the fast tier, Spark Connect in the slow one (CLASSIC_ONLY still applies)."""
+    return session_of(request)
 
 
 @pytest.fixture

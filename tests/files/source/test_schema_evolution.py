@@ -14,14 +14,15 @@ import pytest
 
 from support.errors import python_error_lines
 from support.streams import run_available_now
+from support.variants import SESSIONS_CONNECT_SLOW, session_of
 
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture
-def session(session_connect_slow: Any) -> Any:
-    """Classic in the fast tier, Spark Connect in the slow one (see tests/conftest.py)."""
-    return session_connect_slow
+@pytest.fixture(params=SESSIONS_CONNECT_SLOW)
+def session(request: pytest.FixtureRequest) -> Any:
+    """Classic in the fast tier, Spark Connect in the slow one (CLASSIC_ONLY still applies)."""
+    return session_of(request)
 
 
 def _json(folder: Path, name: str, *records: dict[str, Any]) -> None:

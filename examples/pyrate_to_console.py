@@ -1,4 +1,4 @@
-"""pyrate to the console: Spark's rate source, in Python, printed batch by batch for 10 seconds.
+"""pyrate to the console: Spark's rate source, in Python, printed batch by batch (five batches).
 
 From the repository's root, after the README's install steps (step 2 exports PYSPARK_PYTHON,
 the Python Spark starts for the source):
@@ -18,7 +18,9 @@ rows = (
 )
 query = rows.writeStream.format("console").trigger(processingTime="2 seconds").start()
 
-# Without a timeout, awaitTermination() runs until you stop the query (Ctrl-C here).
-query.awaitTermination(10)
+# Five batches (one every 2 s; the first is empty, the rate starts at 0), then stop.
+# awaitTermination() without a timeout runs until you stop the query (Ctrl-C here).
+while query.isActive and (query.lastProgress or {}).get("batchId", -1) < 4:
+    query.awaitTermination(1)
 query.stop()
 spark.stop()

@@ -117,7 +117,7 @@ def test_pyrate_to_console_prints_batches_of_rows(fresh: FreshInstall, user_fold
     for rows in batches.values():
         assert rows[0] == ["timestamp", "value"], rows
         values += [int(value) for _, value in rows[1:]]
-    assert values, out[-3000:]  # ~5 rows a second for the 10 seconds the query runs
+    assert values, out[-3000:]  # ~5 rows a second, batches 1-4 two seconds apart
     assert len(set(values)) == len(values), values  # no row in two batches
     if "only showing top" not in out:  # (a batch of more than 20 rows shows 20 of them)
         assert sorted(values) == list(range(len(values))), values  # none missing

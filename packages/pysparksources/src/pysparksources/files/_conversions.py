@@ -23,6 +23,7 @@ from pysparksources.files._zones import instants_from_wall_times
 
 __all__ = [
     "EPOCH_MARK",
+    "JAVA_DOUBLE",
     "Parsing",
     "check_datetime_pattern",
     "conform",
@@ -352,8 +353,15 @@ def _decimals_from_strings(column: pa.Array, target: pa.DataType) -> pa.Array:
         )
 
 
-_JAVA_DOUBLE = re.compile(r"[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)[fFdD]?")
-_JAVA_HEX_DOUBLE = re.compile(r"([+-]?)0[xX]([0-9a-fA-F]*\.?[0-9a-fA-F]*[pP][+-]?\d+)[fFdD]?")
+# What Java's Double.parseDouble takes after trimming: decimal or hexadecimal floats with an
+# optional f/d suffix, NaN and Infinity (signed). Spark's csv reader parses doubles with it,
+# and csv inference asks whether a value parses.
+JAVA_DOUBLE = re.compile(
+    r"[+-]?(?:NaN|Infinity|"
+    r"(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+    r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?)"
+)
+_HEX_DOUBLE = re.compile(r"([+-]?)0[xX]([0-9a-fA-F.]+[pP][+-]?[0-9]+)[fFdD]?")
 
 
 def _java_double(text: str | None) -> float | None:
@@ -362,13 +370,13 @@ def _java_double(text: str | None) -> float | None:
     if text is None:
         return None
     stripped = text.strip()
-    if _JAVA_DOUBLE.fullmatch(stripped):
-        return float(stripped.rstrip("fFdD"))
-    hexadecimal = _JAVA_HEX_DOUBLE.fullmatch(stripped)
+    if not JAVA_DOUBLE.fullmatch(stripped):
+        raise pa.ArrowInvalid(f"{text!r} is not a number")
+    hexadecimal = _HEX_DOUBLE.fullmatch(stripped)
     if hexadecimal:
         sign, body = hexadecimal.groups()
         return float.fromhex(f"{sign}0x{body}")
-    raise pa.ArrowInvalid(f"{text!r} is not a number")
+    return float(stripped.rstrip("fFdD"))
 
 
 def conform(column: pa.Array | pa.ChunkedArray, target: pa.DataType, parsing: Parsing) -> pa.Array:

@@ -100,7 +100,16 @@ def _match_names(available: list[str], wanted: list[str]) -> dict[str, str]:
     return found
 
 
-def _parquet(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> Iterator[Any]:
+def _every_column(available: list[str], wanted: pa.Schema | None) -> dict[str, str]:
+    """Wanted name -> the file's name; every column of the file as it is without ``wanted``."""
+    if wanted is None:
+        return {name: name for name in available}
+    return _match_names(available, wanted.names)
+
+
+def _parquet(
+    f: Any, split: FileSplit, wanted: pa.Schema | None, opts: ReaderOptions
+) -> Iterator[Any]:
     import pyarrow.parquet as pq
 
     # Spark writes INT96 timestamps by default; nanoseconds would overflow outside 1677-2262.
@@ -110,7 +119,7 @@ def _parquet(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -
         groups = [g for g in groups if _in_range(_row_group_mid(pf.metadata, g), split)]
     if not groups:
         return
-    names = _match_names(pf.schema_arrow.names, wanted.names)
+    names = _every_column(pf.schema_arrow.names, wanted)
     columns = sorted(set(names.values()))
     for batch in pf.iter_batches(batch_size=BATCH_ROWS, row_groups=groups, columns=columns):
         yield batch, names
@@ -128,7 +137,7 @@ def _in_range(position: int, split: FileSplit) -> bool:
     return split.start <= position < end
 
 
-def _orc(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> Iterator[Any]:
+def _orc(f: Any, split: FileSplit, wanted: pa.Schema | None, opts: ReaderOptions) -> Iterator[Any]:
     import pyarrow.orc as orc
 
     of = orc.ORCFile(f)
@@ -136,7 +145,7 @@ def _orc(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> It
     timestamps = OrcTimestamps.open(f, of.schema)
     if timestamps is not None:
         of = orc.ORCFile(timestamps.source)
-    names = _match_names(of.schema.names, wanted.names)
+    names = _every_column(of.schema.names, wanted)
     columns = sorted(set(names.values()))
     stripes = range(of.nstripes)
     if not split.whole:
@@ -339,19 +348,8 @@ def csv_string_batches(
 
 def natural_batches(f: Any, split: FileSplit, opts: ReaderOptions) -> Iterator[pa.RecordBatch]:
     """A parquet or orc split's rows with every column of the file, as the file names them."""
-    if opts.format == "parquet":
-        import pyarrow.parquet as pq
-
-        names = pq.ParquetFile(f).schema_arrow.names
-        reader = _parquet
-    else:
-        import pyarrow.orc as orc
-
-        names = orc.ORCFile(f).schema.names
-        reader = _orc
-    f.seek(0)
-    wanted = pa.schema([pa.field(name, pa.null()) for name in names])
-    for batch, _ in reader(f, split, wanted, opts):
+    reader = _parquet if opts.format == "parquet" else _orc
+    for batch, _ in reader(f, split, None, opts):
         yield batch
 
 

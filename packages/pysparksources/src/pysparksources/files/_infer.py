@@ -15,13 +15,21 @@ Hive-style ``col=value`` folders add their columns at the end, typed from their 
 
 from __future__ import annotations
 
+import io
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.types import DataType, NullType, StringType, StructField, StructType
+from pyspark.sql.types import (
+    DataType,
+    NullType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 
 from pysparksources.errors import CorruptFileError, SchemaError
 from pysparksources.files import NAME
@@ -125,7 +133,7 @@ def _footer(config: _Inputs, entry: FileEntry) -> pa.Schema | None:
 def _footer_schema(config: _Inputs, files: list[FileEntry]) -> StructType:
     # A timestamp without a zone is TIMESTAMP_NTZ in parquet (Spark 4) and TIMESTAMP in orc;
     # parquet's legacy INT96 timestamps also arrive without a zone, in nanoseconds.
-    naive = None if config.reader.format == "parquet" else _timestamp()
+    naive = None if config.reader.format == "parquet" else TimestampType()
     merged: StructType | None = None
     for entry in files:
         footer = _footer(config, entry)
@@ -142,15 +150,9 @@ def _footer_schema(config: _Inputs, files: list[FileEntry]) -> StructType:
     return merged
 
 
-def _timestamp() -> DataType:
-    from pyspark.sql.types import TimestampType
-
-    return TimestampType()
-
-
 def _footer_type(dtype: pa.DataType, naive: DataType | None) -> DataType:
     if pa.types.is_timestamp(dtype) and dtype.unit == "ns":
-        return _timestamp()  # INT96 (or nanoseconds, which Spark reads as instants too)
+        return TimestampType()  # INT96 (or nanoseconds, which Spark reads as instants too)
     return arrow_to_spark(dtype, naive)
 
 
@@ -204,14 +206,13 @@ def _merge_types(left: DataType, right: DataType) -> DataType | None:
 
 
 # -- json: every record -------------------------------------------------------------------
-def _json_documents(config: _Inputs, entry: FileEntry) -> Iterator[str]:
+def _json_documents(data: bytes, config: _Inputs) -> list[str]:
+    """The file's lines (its one document with multiLine) to type record by record."""
     from pysparksources.files._csv_rows import text_lines
 
-    with _open(config, entry) as f:
-        if config.reader.multi_line:
-            yield whole_text(f, config.reader.encoding)
-            return
-        yield from text_lines(f, config.reader.encoding)
+    if config.reader.multi_line:
+        return [whole_text(io.BytesIO(data), config.reader.encoding)]
+    return list(text_lines(io.BytesIO(data), config.reader.encoding))
 
 
 def _json_schema(config: _Inputs, files: list[FileEntry]) -> StructType:
@@ -221,12 +222,14 @@ def _json_schema(config: _Inputs, files: list[FileEntry]) -> StructType:
     root: DataType = NullType()
     for entry in files:
         try:
-            documents = list(_json_documents(config, entry))
+            with _open(config, entry) as f:
+                data = f.read()
+            fast = _arrow_json_type(data, config) if inference.sampling_ratio >= 1 else None
+            documents = [] if fast is not None else _json_documents(data, config)
         except (OSError, UnicodeDecodeError) as error:
             if config.reader.ignore_corrupt_files:
                 continue
             raise _unreadable(config, entry, error) from None
-        fast = _arrow_json_type(documents, config) if inference.sampling_ratio >= 1 else None
         if fast is not None:
             root = merge_json(root, fast)
             continue
@@ -256,21 +259,24 @@ def _json_schema(config: _Inputs, files: list[FileEntry]) -> StructType:
     return schema if isinstance(schema, StructType) else StructType([])
 
 
-def _arrow_json_type(documents: list[str], config: _Inputs) -> DataType | None:
+def _arrow_json_type(data: bytes, config: _Inputs) -> DataType | None:
     """The file's type from pyarrow's own inference, when its rules give Spark's answer.
 
-    Only a file pyarrow reads without complaint and without numbers, single quotes or values
+    Only a UTF-8 file pyarrow reads without complaint and without single quotes or values
     that pyarrow and Spark type differently qualifies; the rest is typed record by record.
     """
+    import codecs
+
     import pyarrow.json as pj
 
     if config.reader.multi_line or config.inference.prefers_decimal:
         return None
-    text = "\n".join(documents)
-    if "'" in text or "NaN" in text or "Infinity" in text:
+    if codecs.lookup(config.reader.encoding).name != "utf-8":
+        return None
+    if b"'" in data or b"NaN" in data or b"Infinity" in data:
         return None
     try:
-        table = pj.read_json(pa.BufferReader(text.encode()))
+        table = pj.read_json(pa.BufferReader(data))
     except (pa.ArrowException, ValueError):
         return None
     if table.num_rows == 0:

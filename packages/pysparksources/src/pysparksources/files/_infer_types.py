@@ -41,6 +41,7 @@ from pyspark.sql.types import (
 
 from pysparksources.errors import SchemaError
 from pysparksources.files import NAME
+from pysparksources.files._conversions import JAVA_DOUBLE
 
 __all__ = [
     "arrow_to_spark",
@@ -60,13 +61,6 @@ _INT64 = (-(2**63), 2**63 - 1)
 _JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
 # What java.math.BigDecimal(String) takes.
 _JAVA_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-# What Java's Double.parseDouble takes after trimming: decimal or hex floats, an optional
-# f/d suffix, NaN and Infinity (signed).
-_JAVA_DOUBLE = re.compile(
-    r"[+-]?(?:NaN|Infinity|"
-    r"(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-    r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?)"
-)
 _CSV_NAN_INF = ("NaN", "Inf", "-Inf")  # Spark's csv nanValue, positiveInf, negativeInf
 # Spark's default timestamp parser (as a cast from string): a year of 4 to 7 digits, then
 # optional month, day, time, fraction and zone.
@@ -104,19 +98,25 @@ def _csv_long(token: str) -> DataType:
     return _csv_decimal(token)
 
 
+def _whole_decimal(text: str) -> DataType | None:
+    """DECIMAL(p,0) for a whole number BigDecimal reads, as csv and partition inference take
+    it (a fraction is left to DOUBLE); None for anything else."""
+    if not _JAVA_DECIMAL.fullmatch(text):
+        return None
+    exact = decimal.Decimal(text)
+    exponent = exact.as_tuple().exponent
+    if not isinstance(exponent, int) or exponent < 0:
+        return None
+    return _decimal_type(exact)
+
+
 def _csv_decimal(token: str) -> DataType:
-    if _JAVA_DECIMAL.fullmatch(token):
-        exact = decimal.Decimal(token)
-        exponent = exact.as_tuple().exponent
-        if isinstance(exponent, int) and exponent >= 0:
-            found = _decimal_type(exact)
-            if found is not None:
-                return found
-    return _csv_double(token)
+    found = _whole_decimal(token)
+    return found if found is not None else _csv_double(token)
 
 
 def _csv_double(token: str) -> DataType:
-    if _JAVA_DOUBLE.fullmatch(token.strip()) or token in _CSV_NAN_INF:
+    if JAVA_DOUBLE.fullmatch(token.strip()) or token in _CSV_NAN_INF:
         return DoubleType()
     return _csv_timestamp(token)
 
@@ -321,14 +321,10 @@ def partition_value_type(raw: str | None) -> DataType:
             return IntegerType()
         if _INT64[0] <= number <= _INT64[1]:
             return LongType()
-    if _JAVA_DECIMAL.fullmatch(raw):
-        exact = decimal.Decimal(raw)
-        exponent = exact.as_tuple().exponent
-        if isinstance(exponent, int) and exponent >= 0:
-            found = _decimal_type(exact)
-            if found is not None:
-                return found
-    if _JAVA_DOUBLE.fullmatch(raw) and raw[-1:] not in "fFdD":
+    found = _whole_decimal(raw)
+    if found is not None:
+        return found
+    if JAVA_DOUBLE.fullmatch(raw) and raw[-1:] not in "fFdD":
         return DoubleType()
     if _is_date(raw):
         return DateType()

@@ -248,16 +248,13 @@ def json_value(value: Any, dtype: pa.DataType) -> Any:
 
 
 def _records(line: str, schema: pa.Schema) -> list[dict[str, Any]]:
+    def typed(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{fld.name: _value(r.get(fld.name), fld.type) for fld in schema} for r in records]
+
     try:
-        return [
-            {fld.name: _value(record.get(fld.name), fld.type) for fld in schema}
-            for record in json_objects(line)
-        ]
+        return typed(json_objects(line))
     except RawTextNeeded:
-        return [
-            {fld.name: _value(record.get(fld.name), fld.type) for fld in schema}
-            for record in json_objects(line, keep_text=True)
-        ]
+        return typed(json_objects(line, keep_text=True))
 
 
 def python_batches(

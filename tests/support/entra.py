@@ -403,28 +403,15 @@ class EntraHub:
         """Bodies starting with ``marker`` from every partition (read from the start)."""
         from azure.eventhub import EventHubConsumerClient
 
+        from pysparksources_emulator.testing import received_by
+
         client = EventHubConsumerClient(
             self.namespace, self.hub, "$Default", self.credential(), **self._client_kwargs()
         )
-        found: list[str] = []
-        done = threading.Event()
-
-        def on_event(context: Any, event: Any) -> None:
-            if event is not None and event.body_as_str().startswith(marker):
-                found.append(event.body_as_str())
-                if len(found) >= count:
-                    done.set()
-
-        thread = threading.Thread(
-            target=client.receive,
-            kwargs={"on_event": on_event, "starting_position": "-1", "max_wait_time": 1},
-            daemon=True,
+        pairs = received_by(
+            client, count, timeout, keep=lambda event: event.body_as_str().startswith(marker)
         )
-        thread.start()
-        done.wait(timeout)
-        client.close()
-        thread.join(30)
-        return found
+        return [event.body_as_str() for _, event in pairs]
 
     def starting_position(self) -> str:
         """Where a test's read starts: the start of a fresh emulator, or just before now."""

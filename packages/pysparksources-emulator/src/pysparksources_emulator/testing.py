@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from azure.eventhub import EventData, EventHubConsumerClient, EventHubProducerClient
@@ -28,6 +29,7 @@ __all__ = [
     "producer",
     "receive",
     "received",
+    "received_by",
     "send",
     "send_batch",
 ]
@@ -171,13 +173,24 @@ def received(conn: str, count: int, timeout: float = 60) -> list[Any]:
     """At least ``count`` ``(partition_id, event)`` pairs from every partition, read from the
     start with ``receive_batch`` (whatever arrived when ``timeout`` passes)."""
     client = EventHubConsumerClient.from_connection_string(conn, consumer_group="$Default")
+    return received_by(client, count, timeout)
+
+
+def received_by(
+    client: Any,
+    count: int,
+    timeout: float = 60,
+    keep: Callable[[Any], bool] = lambda event: True,
+) -> list[Any]:
+    """:func:`received` through a consumer client of any credential, which it closes; only
+    the events ``keep`` accepts are collected and counted."""
     events: list[Any] = []
     lock = threading.Lock()
     done = threading.Event()
 
     def on_batch(context: Any, batch: list[Any]) -> None:
         with lock:
-            events.extend((context.partition_id, e) for e in batch)
+            events.extend((context.partition_id, e) for e in batch if keep(e))
             if len(events) >= count:
                 done.set()
 

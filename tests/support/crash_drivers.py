@@ -10,7 +10,8 @@ Scenarios:
   pyfile-source SRC LOG OUT CHECKPOINT (continuous|availablenow)   pyfile -> parquet; more
                 pyfile options (e.g. an object store's fs.*) as JSON in PYFILE_OPTIONS
   pyfile-sink OUT CHECKPOINT TOTAL PER_BATCH   pyrate -> pyfile, with crash hooks if SINK_CRASH_AT
-  pyeventhub OUT CHECKPOINT PER_TRIGGER        pyeventhub -> pyfile (EH_CONN in the environment)
+  pyeventhub OUT CHECKPOINT PER_TRIGGER        pyeventhub -> pyfile (EH_CONN in the environment;
+                with STORE_CONN and STORE_CONTAINER, into a checkpoint store too)
   pyfile-evolving SRC ROOT                     json with schemaLocation (under ROOT, with the
                 log, checkpoint and output) -> parquet under AvailableNow, pausing at a step
                 of a schema change if EVOLUTION_PAUSE_AT, in EVOLUTION_MODE (addNewColumns)
@@ -144,14 +145,17 @@ def pyeventhub(
     spark: Any, out: str, checkpoint: str, per_trigger: str, env: Mapping[str, str]
 ) -> None:
     # The connection string travels in the environment, not on a command line others can list.
-    events = (
+    reader = (
         spark.readStream.format("pyeventhub")
         .option("connectionString", env["EH_CONN"])
         .option("startingPosition", "start")
         .option("maxEventsPerTrigger", per_trigger)
-        .load()
-        .selectExpr("partition", "sequenceNumber", "CAST(body AS STRING) AS body")
     )
+    if env.get("STORE_CONTAINER"):  # mirror committed positions into a checkpoint store
+        reader = reader.option("checkpointStore.container", env["STORE_CONTAINER"]).option(
+            "checkpointStore.connectionString", env["STORE_CONN"]
+        )
+    events = reader.load().selectExpr("partition", "sequenceNumber", "CAST(body AS STRING) AS body")
     _run_available_now(events, "pyfile", out, checkpoint)
 
 

@@ -89,6 +89,11 @@ __all__ = [
     "STAMP_BATCH_ID",
     "STARTING_POSITION",
     "STARTING_POSITIONS",
+    "STORE_ACCOUNT_URL",
+    "STORE_CONNECTION_STRING",
+    "STORE_CONTAINER",
+    "STORE_OPTIONS",
+    "STORE_UPDATE",
     "TABLE",
     "TASK_STATS_PATH",
     "TENANT_ID",
@@ -386,6 +391,36 @@ PARTITION_DISCOVERY_INTERVAL = Duration(
     iso=True,
     uses=Use.READ,
 )
+# -- the Event Hubs checkpoint store (Azure Blob), as EventProcessorClient keeps it ----------
+STORE_CONTAINER = Text(
+    name="checkpointStore.container",
+    doc="Blob container of the consumer group's Event Hubs checkpoint store (the layout of "
+    "azure-eventhub-checkpointstoreblob): each committed batch's positions are written there, "
+    "and startingPosition=checkpointStore starts after its checkpoints.",
+    uses=Use.READ,
+)
+STORE_CONNECTION_STRING = Text(
+    name="checkpointStore.connectionString",
+    doc="Storage account connection string of the checkpoint store.",
+    uses=Use.READ,
+    secret=True,
+)
+STORE_ACCOUNT_URL = Text(
+    name="checkpointStore.accountUrl",
+    doc="Blob endpoint of the checkpoint store (https://<account>.blob.core.windows.net), "
+    "reached with the query's Entra ID credential (auth=servicePrincipal, managedIdentity "
+    "or defaultAzureCredential; the identity needs Storage Blob Data Contributor).",
+    uses=Use.READ,
+)
+STORE_UPDATE = Flag(
+    name="checkpointStore.update",
+    doc="Write each committed batch's positions to the checkpoint store (false: only read "
+    "it, for startingPosition=checkpointStore).",
+    default="true",
+    uses=Use.STREAM_READ,
+)
+STORE_OPTIONS = (STORE_CONTAINER, STORE_CONNECTION_STRING, STORE_ACCOUNT_URL, STORE_UPDATE)
+
 TASK_STATS_PATH = Text(
     name="taskStatsPath",
     doc="Diagnostics folder: one JSON line per read task (batch, partition, cache hit, ...).",
@@ -569,6 +604,7 @@ TABLE = OptionTable(
         RECEIVER_BUFFER_BYTES,
         PARTITION_INFO_CACHE_INTERVAL,
         PARTITION_DISCOVERY_INTERVAL,
+        *STORE_OPTIONS,
         TASK_STATS_PATH,
         MAX_BATCH_BYTES,
         MAX_RETRIES,

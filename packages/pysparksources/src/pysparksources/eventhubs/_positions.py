@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 __all__ = [
+    "CHECKPOINT_STORE",
     "START",
     "Position",
     "PositionError",
@@ -29,13 +30,15 @@ class PositionError(ValueError):
 
 ACCEPTED = (
     'a JSON object such as {"seqNo": 5, "isInclusive": true}, {"offset": "-1"}, '
-    '{"enqueuedTime": "2026-01-01T00:00:00Z"}, or one of start, earliest, -1, end, latest, @latest'
+    '{"enqueuedTime": "2026-01-01T00:00:00Z"}, or one of start, earliest, -1, end, latest, '
+    "@latest, checkpointStore"
 )
 
 
 @dataclass(frozen=True)
 class Position:
-    """``kind`` is start, end, seqNo, offset or enqueuedTime."""
+    """``kind`` is start, end, seqNo, offset, enqueuedTime or checkpointStore (after the
+    consumer group's checkpoint in the Event Hubs checkpoint store)."""
 
     kind: str
     seq_no: int = -1
@@ -65,8 +68,10 @@ class Position:
 
 START = Position("start")
 END = Position("end")
+CHECKPOINT_STORE = Position("checkpointStore")
 _WORDS = {"start": START, "earliest": START, "-1": START, "end": END, "latest": END}
 _WORDS["@latest"] = END
+_WORDS["checkpointstore"] = CHECKPOINT_STORE
 
 
 def _parse_time(value: Any) -> datetime:

@@ -14,7 +14,14 @@ from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs._connection import EventHubConnection
 from pysparksources.eventhubs._positions import Position
 
-__all__ = ["BodyFormat", "EventHubConnection", "RegistryConfig", "SinkConfig", "SourceConfig"]
+__all__ = [
+    "BodyFormat",
+    "CheckpointStoreConfig",
+    "EventHubConnection",
+    "RegistryConfig",
+    "SinkConfig",
+    "SourceConfig",
+]
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,21 @@ class RegistryConfig:
 
     def describe(self) -> str:
         return f"schema registry {self.namespace}" + (f" group {self.group}" if self.group else "")
+
+
+@dataclass(frozen=True)
+class CheckpointStoreConfig:
+    """The Blob container of an Event Hubs checkpoint store (the layout EventProcessorClient
+    and azure-eventhub-checkpointstoreblob use); the connection string kept out of ``repr``."""
+
+    container: str
+    connection_string: str | None = field(repr=False)
+    account_url: str | None  # authenticated with the query's Entra ID credential
+    update: bool  # write each committed batch's positions
+    account: str  # the storage account's name or URL host: safe to log
+
+    def describe(self) -> str:
+        return f"checkpoint store container '{self.container}' of storage account {self.account}"
 
 
 @dataclass(frozen=True)
@@ -82,6 +104,7 @@ class SourceConfig:
     discovery_s: float
     task_stats_path: str | None
     body: BodyFormat
+    checkpoint_store: CheckpointStoreConfig | None = None
 
     def describe(self) -> str:
         return f"{NAME}[{self.connection.describe()}, group {self.consumer_group}]"

@@ -65,6 +65,7 @@ from pysparksources.eventhubs._option_table import (
     USE_DEVELOPMENT_EMULATOR,
     USE_EXCLUSIVE_RECEIVER,
 )
+from pysparksources.eventhubs._store_options import parse_checkpoint_store
 from pysparksources.eventhubs.config import BodyFormat, SinkConfig, SourceConfig
 
 if TYPE_CHECKING:
@@ -327,6 +328,7 @@ def _source(opts: Options, schema: StructType | None) -> SourceConfig:
         discovery_s=opts.value(PARTITION_DISCOVERY_INTERVAL),
         task_stats_path=opts.get(TASK_STATS_PATH),
         body=parse_body_format(opts, sink=False),
+        checkpoint_store=parse_checkpoint_store(opts, connection),
     )
     if schema is not None and config.body.avro:
         _check_read_schema(config.body, schema)

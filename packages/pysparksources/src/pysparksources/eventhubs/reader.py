@@ -41,8 +41,9 @@ from pysparksources.eventhubs import _task_stats as task_stats
 from pysparksources.eventhubs._admission import TriggerGate, next_end
 from pysparksources.eventhubs._arrowize import to_record_batch
 from pysparksources.eventhubs._avro_read import decode_batch
+from pysparksources.eventhubs._checkpoint_store import CheckpointStore, CommittedPositions
 from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo
-from pysparksources.eventhubs._positions import START
+from pysparksources.eventhubs._positions import START, Position
 from pysparksources.eventhubs._receivers import PositionedReceiver, acquire, release
 from pysparksources.eventhubs._refusals import CONFIRM
 from pysparksources.eventhubs.config import SourceConfig
@@ -57,6 +58,7 @@ log = logging.getLogger(__name__)
 Offset = dict[str, Any]
 _LINK_RETRIES = 3
 _ROWS_PER_ARROW_BATCH = 8192
+_STORE_FLUSH_S = 30.0  # longest wait for the last positions to reach the checkpoint store
 # The reported latest offset's key for each partition's newest enqueued time (see
 # reportLatestOffset); pysparksources.monitoring reads it.
 LAST_ENQUEUED_KEY = "@lastEnqueuedTime"
@@ -175,6 +177,29 @@ def _clamp_expired(
     return result
 
 
+def _from_store(
+    config: SourceConfig, store: CheckpointStore, starts: dict[str, Position]
+) -> dict[str, Position]:
+    """Starting positions with ``checkpointStore`` replaced by the store's checkpoints: just
+    after each one, or the partition's first retained event where there is none (where an
+    EventProcessorClient without a checkpoint starts by default)."""
+    if all(position.kind != "checkpointStore" for position in starts.values()):
+        return starts
+    found = store.starting_positions()
+    chosen = {
+        pid: found.get(pid, START) if position.kind == "checkpointStore" else position
+        for pid, position in starts.items()
+    }
+    log.info(
+        "%s: starting %s after the %s's checkpoints: %s",
+        NAME,
+        config.describe(),
+        store.describe(),
+        ", ".join(f"partition {pid} at {p.describe()}" for pid, p in chosen.items()),
+    )
+    return chosen
+
+
 def _record_batch(config: SourceConfig, events: list[Any], partition_id: str) -> pa.RecordBatch:
     batch = to_record_batch(events, partition_id)
     if not config.body.avro:
@@ -194,6 +219,9 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._initial: Offset | None = None
         self._checkpoint_checked = False
         self._added: dict[str, int] = {}
+        self._store: CheckpointStore | None = None
+        self._committed: CommittedPositions | None = None
+        self._infos: dict[str, PartitionInfo] = {}
         cfg = self._config
         self._gate = (
             None
@@ -204,6 +232,7 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_meta"] = None
+        state["_store"] = state["_committed"] = None
         return state
 
     def _metadata(self) -> HubMetadata:
@@ -234,6 +263,8 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 pid: cfg.starting_per_partition.get(pid, cfg.starting)
                 for pid in _read_partitions(cfg, infos)
             }
+            if cfg.checkpoint_store is not None:
+                starts = _from_store(cfg, self._checkpoint_store, starts)
             self._initial = _offset(cfg, meta.resolve(starts))
         return self._initial
 
@@ -254,7 +285,12 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if not self._checkpoint_checked:  # a restarted query meets its options here first
             _check_partition_ids(cfg, infos)
             _check_checkpoint_partitions(cfg, begin)
+            if cfg.checkpoint_store is not None and cfg.checkpoint_store.update:
+                self._checkpoint_store.check_no_processor(_read_partitions(cfg, infos))
             self._checkpoint_checked = True
+        self._infos = infos
+        if self._initial is None or begin != _positions_of(cfg, self._initial):
+            self._post_committed(begin)  # Spark asks for a batch once the last one committed
         latest = {pid: infos[pid].latest for pid in _read_partitions(cfg, infos)}
         self._latest = latest
         # An empty partition may still name the time of an event that has expired: not newest.
@@ -283,6 +319,10 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         else:
             max_rows = None  # ReadAllAvailable
         end = next_end(entered, current, beginnings, max_rows)
+        if self._frozen is not None and end == begin and self._committed is not None:
+            # The run's last trigger: Spark ends the query without calling stop() in time
+            # for a write on another thread, so the last positions are written now.
+            self._committed.flush(min(cfg.operation_timeout_s, _STORE_FLUSH_S))
         return _offset(cfg, end)
 
     def _added_starts(self, begin: dict[str, int], latest: dict[str, int]) -> dict[str, int]:
@@ -336,10 +376,30 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return read_planned(partition, EventHubPartition, read_partition)
 
+    @property
+    def _checkpoint_store(self) -> CheckpointStore:
+        if self._store is None:
+            self._store = CheckpointStore(self._config)
+        return self._store
+
+    def _post_committed(self, positions: dict[str, int]) -> None:
+        """Hand positions Spark committed to the checkpoint store's writer, if there is one."""
+        store = self._config.checkpoint_store
+        if store is None or not store.update:
+            return
+        if self._committed is None:
+            self._committed = CommittedPositions(self._checkpoint_store, self._config)
+        self._committed.post(positions, self._infos)
+
     def commit(self, end: Offset) -> None:
-        pass  # Event Hubs keeps events until retention; nothing to acknowledge.
+        # Event Hubs keeps events until retention: nothing to acknowledge, only to mirror.
+        self._post_committed(_positions_of(self._config, end))
 
     def stop(self) -> None:
+        if self._committed is not None:
+            self._committed.close(min(self._config.operation_timeout_s, _STORE_FLUSH_S))
+        if self._store is not None:
+            self._store.close()
         if self._meta is not None:
             self._meta.close()
 
@@ -357,7 +417,14 @@ class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
             infos = meta.partitions(fresh=True)
             _check_partition_ids(cfg, infos)
             read = _read_partitions(cfg, infos)
-            lows = meta.resolve({p: cfg.starting_per_partition.get(p, cfg.starting) for p in read})
+            starts = {p: cfg.starting_per_partition.get(p, cfg.starting) for p in read}
+            if cfg.checkpoint_store is not None:
+                store = CheckpointStore(cfg)
+                try:
+                    starts = _from_store(cfg, store, starts)
+                finally:
+                    store.close()
+            lows = meta.resolve(starts)
             highs = meta.resolve({p: cfg.ending_per_partition.get(p, cfg.ending) for p in read})
             ranges = {pid: (lows[pid], min(highs[pid], infos[pid].latest)) for pid in read}
             meta.settle_group_check()  # a hub without events: no task would report it

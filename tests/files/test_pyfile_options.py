@@ -86,7 +86,7 @@ def test_sink_defaults_come_from_the_table(tmp_path: Path) -> None:
     assert write(tmp_path, format="json").compression == "none"
     assert write(tmp_path, compression="UNCOMPRESSED").compression == "none"
     assert config.retention == ManifestRetention(
-        enabled=True, min_batches=100, cleanup_delay_ms=600_000
+        enabled=True, min_batches=100, cleanup_delay_ms=600_000, output_ttl_ms=None
     )
     assert (config.max_records_per_file, config.row_group_rows) == (0, 1 << 20)
     assert (config.csv_header, config.csv_sep, config.ignore_null_fields) == (False, ",", True)
@@ -197,11 +197,15 @@ def test_values_parse_through_their_declared_type(tmp_path: Path) -> None:
         maxPartitionBytes="1g",
     )
     assert config.max_file_age_ms == 90_000 and config.max_bytes_per_trigger == 512 << 10
+    # Spark reads maxFileAge with timeStringAsMs: a bare number is milliseconds.
+    assert read(tmp_path, maxFileAge="3600000").max_file_age_ms == 3_600_000
     assert config.discard_cached_input_ratio == 0.5 and config.clean_source == "delete"
     assert config.lease_timeout_s == 120.0 and config.max_partition_bytes == 1 << 30
-    sink = write(tmp_path, logCleanupDelay="1h", minBatchesToRetain="5", logDeletion="false")
+    sink = write(
+        tmp_path, logCleanupDelay="1h", minBatchesToRetain="5", logDeletion="false", retention="7d"
+    )
     assert sink.retention == ManifestRetention(
-        enabled=False, min_batches=5, cleanup_delay_ms=3_600_000
+        enabled=False, min_batches=5, cleanup_delay_ms=3_600_000, output_ttl_ms=7 * 86_400_000
     )
     for options, accepted in (
         ({"maxCachedFiles": "-1"}, "expected an integer between 0 and 2147483647"),

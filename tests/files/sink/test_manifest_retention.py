@@ -7,6 +7,7 @@ says; a reader of the folder parses each manifest file once and asks storage not
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -21,7 +22,7 @@ from pysparksources.files._filesystem import resolve
 from pysparksources.files._manifest import CommittedFiles, ManifestLog, SinkFile
 from pysparksources.files.config import ManifestRetention
 from pysparksources.files.writer import FilesWritten, WrittenFile
-from support.pyfile_sink import stream_writer
+from support.pyfile_sink import sink_config, stream_writer
 from support.pyfile_source import stream_reader
 
 SCHEMA = StructType([StructField("id", LongType()), StructField("tag", StringType())])
@@ -100,7 +101,9 @@ def test_commits_list_nothing_and_superseded_files_go(
 
 
 def test_cleanup_delay_keeps_young_files_until_a_later_floor_move(root: str) -> None:
-    retention = ManifestRetention(enabled=True, min_batches=2, cleanup_delay_ms=3_600_000)
+    retention = ManifestRetention(
+        enabled=True, min_batches=2, cleanup_delay_ms=3_600_000, output_ttl_ms=None
+    )
     manifest = ManifestLog(resolve(f"memory://{root}/out/_spark_metadata"), 10, retention)
     for batch in range(25):
         manifest.add(batch, [SinkFile(f"memory://{root}/out/{batch}", batch, batch)])
@@ -172,7 +175,9 @@ def test_the_source_takes_sizes_and_times_from_the_manifest(
 def test_a_failing_sweep_never_fails_the_commit(
     root: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    retention = ManifestRetention(enabled=True, min_batches=1, cleanup_delay_ms=0)
+    retention = ManifestRetention(
+        enabled=True, min_batches=1, cleanup_delay_ms=0, output_ttl_ms=None
+    )
     manifest = ManifestLog(resolve(f"memory://{root}/out/_spark_metadata"), 10, retention)
     for batch in range(10):
         manifest.add(batch, [SinkFile(f"memory://{root}/out/{batch}", batch, batch)])
@@ -187,3 +192,29 @@ def test_a_failing_sweep_never_fails_the_commit(
     monkeypatch.undo()
     assert manifest.is_committed(10) and len(names(root)) == 11
     assert any("superseded" in r.getMessage() for r in caplog.records)
+
+
+def test_retention_leaves_old_output_out_of_the_next_compact_file(root: str) -> None:
+    """Spark's ``retention``: entries of earlier batches older than it leave the manifest at
+    the compaction; the compacting batch keeps its own, whatever their age."""
+    options = {"path": f"memory://{root}/out", "retention": "10m"}
+    now_ms = int(time.time() * 1000)
+    for batch in range(10):
+        age_ms = 3_600_000 if batch < 5 or batch == 9 else 0  # 0-4 and 9 are an hour old
+        written = WrittenFile(f"part-b{batch}.parquet", 100 + batch, now_ms - age_ms)
+        stream_writer(options, SCHEMA).commit([FilesWritten(batch, [written])], batch)
+        if batch == 8:  # before the compaction every file is still listed
+            manifest = ManifestLog(resolve(f"memory://{root}/out/_spark_metadata"))
+            assert len(manifest.all_files()) == 9
+    manifest = ManifestLog(resolve(f"memory://{root}/out/_spark_metadata"))
+    assert sorted(f.size for f in manifest.all_files()) == [105, 106, 107, 108, 109]
+
+
+@pytest.mark.parametrize(
+    ("given", "ms"), [("3600000", 3_600_000), ("1h", 3_600_000), ("90s", 90_000)]
+)
+def test_retention_reads_a_bare_number_as_milliseconds_as_spark_does(
+    root: str, given: str, ms: int
+) -> None:
+    config = sink_config({"path": f"memory://{root}/out", "retention": given}, SCHEMA)
+    assert config.retention.output_ttl_ms == ms

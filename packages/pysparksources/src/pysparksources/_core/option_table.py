@@ -193,19 +193,24 @@ class Number(Option[float]):
 
 @dataclass(frozen=True, kw_only=True)
 class Duration(Option[float]):
-    """A duration in seconds: ``10s``, ``500ms``, ``2m``, ``1h``, ``7d`` or a number of seconds.
+    """A duration in seconds: ``10s``, ``500ms``, ``2m``, ``1h``, ``7d`` or a bare number (of
+    seconds, or of ``bare_unit``).
 
     ``iso`` also accepts ISO-8601 (``PT60S``), for options the Scala connector had.
     """
 
     minimum: float = 0.0
     iso: bool = False
+    # "ms" for Spark's own options that Spark reads with timeStringAsMs (maxFileAge,
+    # retention): there "3600" means 3.6 seconds, and a user's Spark query must mean the same.
+    bare_unit: str = "s"
 
     def parse(self, text: str) -> float:
         try:
-            value = parse_duration_seconds(text, self.iso)
+            value = parse_duration_seconds(text, self.iso, self.bare_unit)
         except ValueError:
-            forms = "10s, 500ms, 2m, 1h, 7d or a number of seconds"
+            bare = "milliseconds" if self.bare_unit == "ms" else "seconds"
+            forms = f"10s, 500ms, 2m, 1h, 7d or a number of {bare}"
             iso = " (or ISO-8601, PT60S)" if self.iso else ""
             raise ValueError(f"expected a duration such as {forms}{iso}") from None
         if value < self.minimum:

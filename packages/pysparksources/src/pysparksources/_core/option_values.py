@@ -55,8 +55,9 @@ TRUE_WORDS = {"true", "1", "yes"}
 FALSE_WORDS = {"false", "0", "no"}
 
 
-def parse_duration_seconds(text: str, iso: bool = False) -> float:
-    """A Spark-style duration (``10s``, ``500ms``, ``2m``; a bare number is seconds).
+def parse_duration_seconds(text: str, iso: bool = False, bare_unit: str = "s") -> float:
+    """A Spark-style duration (``10s``, ``500ms``, ``2m``; a bare number is in ``bare_unit``:
+    seconds, or ``ms`` where Spark reads the option with ``timeStringAsMs``).
 
     With ``iso`` also ISO-8601 (``PT60S``, ``PT1M30S``, ``P1D``), as the Scala Event Hubs
     connector accepted. Raises ``ValueError`` for anything else, and for durations longer than
@@ -65,7 +66,7 @@ def parse_duration_seconds(text: str, iso: bool = False) -> float:
     match = _DURATION.fullmatch(text)
     if match is not None:
         number, unit = match.groups()
-        factor = _UNIT_SECONDS.get(unit.lower())
+        factor = _UNIT_SECONDS.get(unit.lower() or bare_unit)
         if factor is None or len(number.lstrip("0")) > MAX_DIGITS:
             raise ValueError(text)
         value = int(number) * factor

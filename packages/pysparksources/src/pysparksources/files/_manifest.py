@@ -284,12 +284,22 @@ class ManifestLog:
         entries = list(files)
         compact = self.is_compaction_batch(batch_id)
         if compact and batch_id > 0:
-            entries = [*self._before_compaction(batch_id), *entries]
+            entries = [*self._retained(self._before_compaction(batch_id)), *entries]
         body = "\n".join([VERSION, *(e.to_json() for e in entries)])
         create_exclusive(self.metadata, self._path(batch_id, compact), body.encode("utf-8"))
         self.delete_expired(batch_id)
 
     # -- retention ---------------------------------------------------------------------------
+    def _retained(self, entries: list[SinkFile], now_ms: int | None = None) -> list[SinkFile]:
+        """Spark's ``retention``: a compaction leaves out earlier batches' entries older than
+        the TTL (by modification time), so readers stop seeing those files; the batch being
+        committed keeps all of its own."""
+        ttl = None if self.retention is None else self.retention.output_ttl_ms
+        if ttl is None:
+            return entries
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        return [entry for entry in entries if now - entry.modification_time <= ttl]
+
     def retention_floor(self, batch_id: int) -> int | None:
         """Files of batches below this id may go once ``batch_id`` is committed (None: none).
 

@@ -63,6 +63,7 @@ __all__ = [
     "MULTI_LINE",
     "NULL_VALUE",
     "OPEN_COST_IN_BYTES",
+    "OUTPUT_RETENTION",
     "PARQUET_ROW_GROUP_ROWS",
     "PARTITION_BY",
     "PATH",
@@ -97,13 +98,6 @@ __all__ = [
     "WHOLETEXT",
     "WRITE_FORMATS",
     "WRITE_FORMAT_OPTIONS",
-    "Char",
-    "Codec",
-    "DatetimePattern",
-    "Encoding",
-    "FileNameGlob",
-    "NonEmptyText",
-    "Zone",
 ]
 
 READ_FORMATS = ("parquet", "csv", "json", "text", "orc")
@@ -272,8 +266,9 @@ LATEST_FIRST = Flag(
 MAX_FILE_AGE = Duration(
     name="maxFileAge",
     doc="Ignore files older than this, relative to the newest file seen (not applied with "
-    "latestFirst plus a max option, as in Spark).",
+    "latestFirst plus a max option, as in Spark); a bare number is milliseconds, as in Spark.",
     default="7d",
+    bare_unit="ms",
     uses=Use.READ,
 )
 FILE_NAME_ONLY = Flag(
@@ -628,6 +623,15 @@ LOG_CLEANUP_DELAY = Duration(
     default="10m",
     uses=Use.WRITE,
 )
+OUTPUT_RETENTION = Duration(
+    name="retention",
+    doc="Output files older than this (by the time they were written) leave the manifest at "
+    "its next compaction, so readers no longer see them; the files stay on storage (Spark's "
+    "file sink option; a bare number is milliseconds, as in Spark).",
+    shown_default="unset (forever)",
+    bare_unit="ms",
+    uses=Use.WRITE,
+)
 LOG_DELETION = Flag(
     name="logDeletion",
     doc="false keeps every manifest file (Spark's spark.sql.streaming.fileSink.log.deletion).",
@@ -708,6 +712,7 @@ TABLE = OptionTable(
         MIN_BATCHES_TO_RETAIN,
         LOG_CLEANUP_DELAY,
         LOG_DELETION,
+        OUTPUT_RETENTION,
     ),
     families=(FS,),
     unsupported=UNSUPPORTED,

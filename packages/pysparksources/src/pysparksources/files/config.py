@@ -168,6 +168,9 @@ class ManifestRetention:
     enabled: bool
     min_batches: int
     cleanup_delay_ms: int
+    # Spark's file sink ``retention``: entries of output files older than this are left out
+    # of the next compact file (None: kept forever).
+    output_ttl_ms: int | None
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ from pysparksources.files._option_table import (
     MULTI_LINE,
     NULL_VALUE,
     OPEN_COST_IN_BYTES,
+    OUTPUT_RETENTION,
     PARQUET_ROW_GROUP_ROWS,
     PARTITION_BY,
     PATH,
@@ -381,6 +382,7 @@ def _sink(opts: Options, column_names: list[str]) -> SinkConfig:
             enabled=opts.value(LOG_DELETION),
             min_batches=opts.value(MIN_BATCHES_TO_RETAIN),
             cleanup_delay_ms=int(1000 * opts.value(LOG_CLEANUP_DELAY)),
+            output_ttl_ms=_millis(opts.get(OUTPUT_RETENTION)),
         ),
     )
 
@@ -426,3 +428,7 @@ def _partition_columns(opts: Options, column_names: list[str]) -> tuple[str, ...
             raise opts.error(PARTITION_BY, f"column {column!r} is listed twice")
         resolved.append(column)
     return tuple(resolved)
+
+
+def _millis(seconds: float | None) -> int | None:
+    return None if seconds is None else round(seconds * 1000)

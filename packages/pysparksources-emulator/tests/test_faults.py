@@ -127,3 +127,49 @@ def test_management_links_refuse_dropping_faults() -> None:
         Fault("close", link="management")
     with pytest.raises(ValueError, match="sender"):
         Fault("reject", link="receiver")
+
+
+@pytest.mark.slow  # several seconds of clients starting and stopping
+def test_a_stall_starves_one_partition_while_the_other_flows_then_ends(
+    eventhubs_emulator: EventHubsEmulator,
+) -> None:
+    # A partition the service stopped serving: its link stays attached (no error, no
+    # detach) and gets nothing for the stall's duration; the other partition is not held.
+    conn = eventhubs_emulator.connection_string("test")
+    send(conn, ["a0", "a1"], partition_id="0")
+    send(conn, ["b0", "b1"], partition_id="1")
+    stall = eventhubs_emulator.add_fault(Fault("stall", link="receiver", partition=1, duration=1.5))
+    began = time.monotonic()
+    with Collector(conn) as starved, Collector(conn) as flowing:
+        starved.start(partition_id="1", starting_position="-1")
+        flowing.start(partition_id="0", starting_position="-1")
+        assert bodies(flowing.wait_for(2, timeout=10)) == ["a0", "a1"]
+        assert starved.events == [], "the stalled partition delivered"
+        assert bodies(starved.wait_for(2, timeout=10)) == ["b0", "b1"]
+        assert time.monotonic() - began >= 1.5
+        assert starved.errors == [] and stall.fired > 0
+
+
+@pytest.mark.slow  # several seconds of clients starting and stopping
+def test_a_fault_with_a_duration_is_spent_when_it_ends(
+    eventhubs_emulator: EventHubsEmulator,
+) -> None:
+    # Every attach refused for a second from the first refusal, then served again.
+    conn = eventhubs_emulator.connection_string("test")
+    send(conn, [f"f{i}" for i in range(5)], partition_id="0")
+    busy = eventhubs_emulator.add_fault(
+        Fault("detach", "com.microsoft:server-busy", link="receiver", times=None, duration=1.0)
+    )
+    with Collector(conn) as collector:
+        collector.start(partition_id="0", starting_position="-1")
+        assert bodies(collector.wait_for(5, timeout=20)) == [f"f{i}" for i in range(5)]
+    assert busy.fired >= 1 and busy.first_fired_at is not None
+    assert not busy.in_force(time.monotonic()), "the fault outlived its duration"
+
+
+def test_stall_and_duration_are_checked() -> None:
+    with pytest.raises(ValueError, match="receiver links only"):
+        Fault("stall", link="sender")
+    with pytest.raises(ValueError, match="duration"):
+        Fault("detach", duration=0)
+    assert Fault("stall").times is None  # a stall lasts while in force

@@ -1,8 +1,9 @@
 """Fault injection: make the emulator misbehave on purpose, the ways Event Hubs does.
 
 A :class:`Fault` says *what* (detach a link, close the connection, abort TCP, reject sends,
-delay replies), *where* (hub, partition, consumer group, link kind) and *when* (after N
-matching events, after T seconds, or at the next matching activity), and how many times.
+delay replies, stall deliveries), *where* (hub, partition, consumer group, link kind), *when*
+(after N matching events, after T seconds, or at the next matching activity), how many times,
+and for how long (``duration``: an outage that ends by itself, as the service's do).
 Tests add faults from their own thread; the server consults them on its event loop, so the
 registry is guarded by a lock.
 
@@ -19,7 +20,7 @@ from typing import Literal
 
 __all__ = ["Fault", "FaultInjector", "LinkInfo"]
 
-Action = Literal["detach", "close", "abort", "reject", "delay"]
+Action = Literal["detach", "close", "abort", "reject", "delay", "stall"]
 LinkKind = Literal["sender", "receiver", "management", "cbs"]
 DISRUPTIVE: frozenset[str] = frozenset({"detach", "close", "abort"})
 
@@ -47,7 +48,9 @@ class Fault:
         ``detach`` (the link, with ``condition``), ``close`` (the connection, with
         ``condition``), ``abort`` (drop TCP without a close frame), ``reject`` (settle sends as
         rejected with ``condition``, e.g. ``com.microsoft:server-busy``), ``delay`` (hold a reply
-        or a delivery for ``delay`` seconds).
+        or a delivery for ``delay`` seconds), ``stall`` (receiver links stay attached and get
+        no delivery while the fault is in force: a partition the service stopped serving;
+        ``times`` does not apply, ``fired`` counts the deliveries it held back).
     hub, partition, consumer_group, link:
         Match only links with these properties; ``None`` matches anything.
     after_events:
@@ -56,6 +59,10 @@ class Fault:
         Fire on the first matching link alive this long after the fault was added.
     times:
         How often to fire; ``None`` means every time it is due.
+    duration:
+        In force for this many seconds from its first firing, then spent (``None``: until
+        removed or exhausted). With ``times=None``, an outage of a set length that starts
+        when its trigger is met.
     """
 
     action: Action
@@ -69,7 +76,9 @@ class Fault:
     after_seconds: float | None = None
     times: int | None = 1
     delay: float = 0.0
+    duration: float | None = None
     fired: int = 0
+    first_fired_at: float | None = None
     events_seen: int = 0
     installed_at: float = field(default_factory=time.monotonic)
     _event: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -84,6 +93,12 @@ class Fault:
             raise ValueError("'reject' applies to sender links only")
         if self.action == "delay" and self.delay <= 0:
             raise ValueError("a 'delay' fault needs delay > 0")
+        if self.action == "stall":
+            if self.link not in (None, "receiver"):
+                raise ValueError("'stall' applies to receiver links only")
+            self.times = None  # a stall lasts while it is in force, not a number of firings
+        if self.duration is not None and self.duration <= 0:
+            raise ValueError("a fault's duration must be > 0 (None: until removed)")
 
     def matches(self, info: LinkInfo) -> bool:
         if self.link is not None and self.link != info.kind:
@@ -102,6 +117,13 @@ class Fault:
     @property
     def exhausted(self) -> bool:
         return self.times is not None and self.fired >= self.times
+
+    def in_force(self, now: float) -> bool:
+        """Not exhausted, and within its ``duration`` if it has one."""
+        if self.exhausted:
+            return False
+        started = self.first_fired_at
+        return self.duration is None or started is None or now - started < self.duration
 
     def is_due(self, now: float) -> bool:
         if self.after_events is not None and self.events_seen < self.after_events:
@@ -157,7 +179,7 @@ class FaultInjector:
         now = time.monotonic()
         with self._lock:
             return any(
-                f.action in actions and not f.exhausted and f.matches(info) and f.is_due(now)
+                f.action in actions and f.in_force(now) and f.matches(info) and f.is_due(now)
                 for f in self._faults
             )
 
@@ -170,11 +192,13 @@ class FaultInjector:
             for fault in self._faults:
                 if (
                     fault.action in actions
-                    and not fault.exhausted
+                    and fault.in_force(now)
                     and fault.matches(info)
                     and fault.is_due(now)
                 ):
                     fault.fired += 1
+                    if fault.first_fired_at is None:
+                        fault.first_fired_at = now
                     fault._event.set()
                     return fault
         return None

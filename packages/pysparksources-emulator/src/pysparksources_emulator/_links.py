@@ -61,6 +61,9 @@ __all__ = [
 ]
 
 PRODUCER_CREDIT = 1000
+# How often a stalled receiver link looks whether its stall is over: deliveries resume within
+# this of the end of a ``stall`` fault.
+_STALL_POLL_S = 0.1
 _tag = struct.Struct(">I").pack
 
 _SEQ_KEY = encode(Symbol("x-opt-sequence-number"))
@@ -492,6 +495,7 @@ class ConsumerLink(SendingLink):
         self.next_seq = 0
         self.hold_until = 0.0
         self._scheduled = False
+        self._stall_polled = False  # a look at whether a stall is over is scheduled
 
     def start(self, position: StartPosition) -> None:
         self.next_seq = first_sequence(self.log, position)
@@ -501,6 +505,10 @@ class ConsumerLink(SendingLink):
         if not self._scheduled and self.credit > 0:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self.wake)
+
+    def _stall_over(self) -> None:
+        self._stall_polled = False
+        self.wake()
 
     def on_detached(self) -> None:
         super().on_detached()
@@ -528,6 +536,12 @@ class ConsumerLink(SendingLink):
             return
         faults = self.server_faults
         if faults:
+            if faults.take(self.info, {"stall"}) is not None:
+                # Looked at again shortly: the stall may end (its duration, or removed).
+                if not self._stall_polled:
+                    self._stall_polled = True
+                    asyncio.get_running_loop().call_later(_STALL_POLL_S, self._stall_over)
+                return
             delay = faults.take(self.info, {"delay"})
             if delay is not None:
                 self.hold_until = now + delay.delay

@@ -311,7 +311,8 @@ FAIL_ON_DATA_LOSS = Flag(
 )
 RECEIVER_TIMEOUT = Duration(
     name="receiverTimeout",
-    doc="Longest wait for the next event a task knows exists.",
+    doc="Longest wait for the next event a task knows exists; refused, dropped or silent "
+    "links are retried on new links until then (see Partial outages).",
     default="60s",
     minimum=0.1,
     iso=True,

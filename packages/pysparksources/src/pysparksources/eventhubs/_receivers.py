@@ -10,9 +10,11 @@ are closed by a reaper thread, and so is a parked receiver that burns CPU withou
 (see ``PositionedReceiver.spinning``). Each receiver owns its SDK client: closing a client is
 the SDK's only way to stop one ``receive_batch`` call.
 
-A receiver uses the SDK's default retries, which ride out a lost connection but also hide a
-refused attach: a receiver of a consumer group the hub does not have (deleted while the query
-runs) re-attaches forever and never calls ``on_error``. So a receiver that brings nothing for
+A receiver's client retries nothing (``_outages.RECEIVER_CLIENT``): the SDK's default retries
+re-attach a refused link forever without calling ``on_error``, so a failed link ends its
+receiver with the SDK's error and the task decides (``_outages.OutageBudget``: a new link
+where this one stopped, within receiverTimeout). A parked receiver whose link failed is
+closed by the reaper. A link that stays attached but brings nothing for
 :data:`_GROUP_CHECK_AFTER_S` while it is waited for, though the events it waits for exist,
 checks its consumer group once (``_group_check.GroupCheck``, from where it stands) and fails
 with the error naming the group when the check finds it missing.
@@ -31,6 +33,7 @@ from typing import Any
 from pysparksources.errors import ServiceTimeoutError
 from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs._group_check import GroupCheck
+from pysparksources.eventhubs._outages import RECEIVER_CLIENT
 from pysparksources.eventhubs._refusals import refusal
 from pysparksources.eventhubs.config import SourceConfig
 
@@ -163,7 +166,7 @@ class PositionedReceiver:
         self._spin_marks: tuple[float, float, int] | None = None  # CPU, clock, deliveries
         self._spin_strikes = 0
         self._client = config.connection.consumer_client(
-            config.consumer_group, partition_ids=(partition_id,)
+            config.consumer_group, partition_ids=(partition_id,), **RECEIVER_CLIENT
         )
         kwargs: dict[str, Any] = {
             "on_event_batch": self._on_batch,
@@ -240,6 +243,11 @@ class PositionedReceiver:
         self._put(self._named(error))
 
     @property
+    def failed(self) -> bool:
+        """The link failed (the SDK's error waits in the queue), or the group is missing."""
+        return self._failed
+
+    @property
     def alive(self) -> bool:
         return self._thread.is_alive() and not self._stop.is_set() and not self._failed
 
@@ -270,23 +278,35 @@ class PositionedReceiver:
         _BUDGET.release(self, size)
         return events
 
-    def take(self, until: int, on_gap: Callable[[int, int], None]) -> Iterator[list[Any]]:
+    def take(
+        self,
+        until: int,
+        on_gap: Callable[[int, int], None],
+        deadline: Callable[[], float] | None = None,
+    ) -> Iterator[list[Any]]:
         """Yield event lists up to sequence number ``until`` (exclusive); keep the rest.
 
         ``on_gap(expected, got)`` runs when the service skipped expired events; it raises to
-        fail the task or returns to continue from ``got``.
+        fail the task or returns to continue from ``got``. Each wait for events lasts
+        receiverTimeout, or with ``deadline`` until the ``time.monotonic()`` it answers at that
+        moment (a read task's ``OutageBudget``), and a bare ``TimeoutError`` ends it.
         """
         assert self.next_seq is not None
         while self.next_seq < until:
             try:
-                events = self.next_events(self.config.receiver_timeout_s)
+                if deadline is None:
+                    events = self.next_events(self.config.receiver_timeout_s)
+                else:
+                    events = self.next_events(max(0.0, deadline() - time.monotonic()))
             except TimeoutError:
+                if deadline is not None:
+                    raise
                 raise ServiceTimeoutError(
                     NAME,
                     f"no event from {self.config.connection.describe()} partition "
                     f"{self.partition_id} within receiverTimeout "
                     f"({self.config.receiver_timeout_s:g}s) while reading sequence numbers "
-                    f"{self.next_seq}..{until - 1}{self._group_note()}",
+                    f"{self.next_seq}..{until - 1}{self.group_note()}",
                 ) from None
             # A reconnecting SDK may redeliver: drop what this receiver already passed.
             events = [e for e in events if e.sequence_number >= self.next_seq]
@@ -353,7 +373,7 @@ class PositionedReceiver:
             self.config, self.partition_id, position, inclusive, limit, self._group_checked
         )
 
-    def _group_note(self) -> str:
+    def group_note(self) -> str:
         """What a receiverTimeout error adds when the consumer group check could not tell."""
         check = self._group_check
         if check is None or check.verdict == "exists":
@@ -408,12 +428,17 @@ def _reap() -> None:
 
 
 def reap_once() -> list[PositionedReceiver]:
-    """Close parked receivers idle past receiverIdleTimeout or spinning; return them."""
+    """Close parked receivers idle past receiverIdleTimeout, spinning or failed; return them.
+
+    A failed one's SDK loop goes on without a partition to receive, in a tight loop
+    (azure-eventhub 5.15 re-claims it only at its next load-balancing round).
+    """
     now = time.monotonic()
     with _LOCK:
         spinning = {k for k, r in _CACHE.items() if r.spinning()}
         idle = {k for k, r in _CACHE.items() if now - r.last_used > r.config.idle_timeout_s}
-        stale = {k: _CACHE.pop(k) for k in spinning | idle}
+        failed = {k for k, r in _CACHE.items() if r.failed}
+        stale = {k: _CACHE.pop(k) for k in spinning | idle | failed}
     for key, receiver in stale.items():
         if key in spinning:
             log.warning(

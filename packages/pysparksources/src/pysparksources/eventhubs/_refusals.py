@@ -34,6 +34,7 @@ __all__ = [
     "AuthRefusal",
     "Refusal",
     "auth_refusal",
+    "condition",
     "no_such_name",
     "refusal",
     "resolver_error",
@@ -100,6 +101,28 @@ def refusal(error: BaseException) -> Refusal | None:
         if isinstance(item, socket.gaierror):
             return "unresolved"
     return None
+
+
+def condition(error: BaseException) -> str | None:
+    """The AMQP error condition ``error`` carries (``com.microsoft:server-busy``), if any.
+
+    The SDK's documented ``EventHubError.error`` drops the condition's prefix (``server-busy``),
+    which tells ``amqp:`` from ``com.microsoft:`` no more; the pyamqp error it wraps (in
+    ``details`` and the ``__cause__`` chain) keeps the whole name. The short one is the
+    fallback.
+    """
+    short = None
+    for item in _chain(error):
+        found = getattr(item, "condition", None)
+        value = getattr(found, "value", found)
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "replace")
+        if isinstance(value, str) and value:
+            return value
+        named = getattr(item, "error", None)
+        if short is None and isinstance(named, str):
+            short = named
+    return short
 
 
 def resolver_error(error: BaseException) -> socket.gaierror | None:

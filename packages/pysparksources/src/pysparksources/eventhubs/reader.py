@@ -39,10 +39,9 @@ from pysparksources.errors import (
 from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs import _task_stats as task_stats
 from pysparksources.eventhubs._admission import TriggerGate, next_end
-from pysparksources.eventhubs._arrowize import to_record_batch
-from pysparksources.eventhubs._avro_read import decode_batch
 from pysparksources.eventhubs._checkpoint_store import CheckpointStore, CommittedPositions
 from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo
+from pysparksources.eventhubs._outages import OutageBudget
 from pysparksources.eventhubs._positions import START, Position
 from pysparksources.eventhubs._receivers import PositionedReceiver, acquire, release
 from pysparksources.eventhubs._refusals import CONFIRM
@@ -56,7 +55,6 @@ __all__ = ["LAST_ENQUEUED_KEY", "EventHubBatchReader", "EventHubStreamReader", "
 
 log = logging.getLogger(__name__)
 Offset = dict[str, Any]
-_LINK_RETRIES = 3
 _ROWS_PER_ARROW_BATCH = 8192
 _STORE_FLUSH_S = 30.0  # longest wait for the last positions to reach the checkpoint store
 # The reported latest offset's key for each partition's newest enqueued time (see
@@ -201,6 +199,11 @@ def _from_store(
 
 
 def _record_batch(config: SourceConfig, events: list[Any], partition_id: str) -> pa.RecordBatch:
+    # Imported here, on executors: the driver's planner process would otherwise import
+    # pyarrow.compute (~60 ms) while the query starts, for nothing.
+    from pysparksources.eventhubs._arrowize import to_record_batch
+    from pysparksources.eventhubs._avro_read import decode_batch
+
     batch = to_record_batch(events, partition_id)
     if not config.body.avro:
         return batch
@@ -451,18 +454,19 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
             raise _data_lost(message)
         log.warning("%s: %s; skipping %d events", NAME, message, got - expected)
 
-    attempts = 0
+    outage = OutageBudget(cfg, part.partition_id)  # link failures: see _outages
     refusals = 0
     buffered: list[Any] = []  # SDK batches are small; Spark's Arrow hop prefers big ones
     try:
         while True:
             try:
-                for events in receiver.take(part.until, on_gap):
+                for events in receiver.take(part.until, on_gap, outage.until):
                     count += len(events)
                     buffered.extend(events)
                     if len(buffered) >= _ROWS_PER_ARROW_BATCH:
                         yield _record_batch(cfg, buffered, part.partition_id)
                         buffered = []
+                    outage.progressed()
                 break
             except OptionError:
                 # The consumer group does not exist: a group check found it missing (confirmed
@@ -473,23 +477,21 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
                     raise
                 receiver.close()
                 receiver = PositionedReceiver(cfg, part.partition_id, receiver.next_seq)
-            except (DataLossError, TimeoutError, MalformedRecordError, SchemaRegistryError):
+            except (DataLossError, MalformedRecordError, SchemaRegistryError):
                 raise  # not the link's fault: reconnecting would not help
+            except TimeoutError:
+                # Nothing for receiverTimeout since the partition's last event.
+                first = part.start if receiver.next_seq is None else receiver.next_seq
+                raise outage.exhausted(first, part.until, receiver.group_note()) from None
             except Exception as error:
-                # A link error the SDK gave up on: resume on a new link where this one
-                # stopped, a few times, before failing the task (Spark may retry it).
-                attempts += 1
-                if attempts > _LINK_RETRIES or receiver.next_seq is None:
+                # A failed link (the receivers' clients do not retry): resume on a new one
+                # where it stopped, while receiverTimeout lasts (OutageBudget.retry raises
+                # once it is spent).
+                if receiver.next_seq is None:
                     raise
-                log.warning(
-                    "%s: receiver for %s partition %s failed (%s); reconnecting at %d",
-                    NAME,
-                    cfg.connection.describe(),
-                    part.partition_id,
-                    type(error).__name__,
-                    receiver.next_seq,
-                )
+                pause = outage.retry(error, receiver.next_seq, part.until)
                 receiver.close()
+                time.sleep(pause)
                 receiver = PositionedReceiver(cfg, part.partition_id, receiver.next_seq)
         if buffered:
             yield _record_batch(cfg, buffered, part.partition_id)

@@ -8,18 +8,27 @@ a missing emulator is a failure rather than silently lost coverage.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from support.local_servers import free_port, stop, wait_for_port
 from support.paths import ROOT
 
-__all__ = ["ACCOUNT_KEY", "ACCOUNT_NAME", "Azurite", "azurite", "find_binary"]
+__all__ = [
+    "ACCOUNT_KEY",
+    "ACCOUNT_NAME",
+    "Azurite",
+    "azurite",
+    "find_binary",
+    "running_azurite",
+]
 
 # Azurite's documented development account (public, not a secret).
 ACCOUNT_NAME = "devstoreaccount1"
@@ -37,15 +46,16 @@ class Azurite:
     port: int
     account_name: str = ACCOUNT_NAME
     account_key: str = ACCOUNT_KEY
+    scheme: str = "http"
 
     @property
     def blob_endpoint(self) -> str:
-        return f"http://{self.host}:{self.port}/{self.account_name}"
+        return f"{self.scheme}://{self.host}:{self.port}/{self.account_name}"
 
     @property
     def connection_string(self) -> str:
         return (
-            f"DefaultEndpointsProtocol=http;AccountName={self.account_name};"
+            f"DefaultEndpointsProtocol={self.scheme};AccountName={self.account_name};"
             f"AccountKey={self.account_key};BlobEndpoint={self.blob_endpoint};"
         )
 
@@ -64,6 +74,17 @@ def find_binary() -> str | None:
 
 @pytest.fixture(scope="session")
 def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite]:
+    with running_azurite(tmp_path_factory.mktemp("azurite")) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def running_azurite(
+    location: Path, https: tuple[Path, Path] | None = None, oauth: bool = False
+) -> Iterator[Azurite]:
+    """An Azurite blob server on 127.0.0.1, stopped on exit: over HTTPS with ``https`` (a
+    certificate and key file), and accepting Entra ID bearer tokens with ``oauth`` (Azurite's
+    basic check: issuer, audience, lifetime; HTTPS only)."""
     binary = find_binary()
     if binary is None:
         reason = "azurite-blob not found (npm install azurite into .tools/ or PATH)"
@@ -71,7 +92,6 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite]:
             pytest.fail(reason)
         pytest.skip(reason)
     port = free_port()
-    location = tmp_path_factory.mktemp("azurite")
     command = [
         binary,
         "--blobHost",
@@ -84,11 +104,15 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite]:
         "--loose",
         "--silent",
     ]
+    if https is not None:
+        command += ["--cert", str(https[0]), "--key", str(https[1])]
+    if oauth:
+        command += ["--oauth", "basic"]
     process = subprocess.Popen(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
     try:
         wait_for_port(port, process, 30, "azurite-blob")
-        yield Azurite("127.0.0.1", port)
+        yield Azurite("127.0.0.1", port, scheme="https" if https is not None else "http")
     finally:
         stop(process)

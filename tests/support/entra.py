@@ -46,6 +46,7 @@ from pysparksources_emulator import JwtAuthority
 TENANT = "00000000-0000-0000-0000-0000000000e1"
 EVENTHUBS_SCOPE = "https://eventhubs.azure.net//.default"  # what azure-eventhub asks for
 IDENTITY_HEADER = "local-identity-header"
+STORAGE_RESOURCE = "https://storage.azure.com"
 CA_VARIABLE = "PYSPARKSOURCES_TEST_ENTRA_CA"  # the run's CA folder, for pytest-xdist workers
 
 
@@ -71,6 +72,7 @@ class TestAuthority:
         self.lifetime_s = 3600.0
         self.clients: dict[str, Client] = {}
         self.issued: Counter[str] = Counter()
+        self.audiences: Counter[str] = Counter()  # tokens issued, by audience
         self.refused: Counter[str] = Counter()
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"authority": self})
@@ -92,6 +94,13 @@ class TestAuthority:
     @property
     def issuer(self) -> str:
         return f"{self.url}/{TENANT}/v2.0"
+
+    def issuer_for(self, audience: str) -> str:
+        """Entra ID gives Azure Storage v1 tokens, whose issuer is ``sts.windows.net/<tenant>``
+        (Azurite accepts only such issuers); every other resource here gets this authority's."""
+        if audience.startswith(STORAGE_RESOURCE):
+            return f"https://sts.windows.net/{TENANT}/"
+        return self.issuer
 
     @property
     def identity_endpoint(self) -> str:
@@ -133,7 +142,7 @@ class TestAuthority:
         now = int(time.time())
         expires = now + int(self.lifetime_s)
         claims = {
-            "iss": self.issuer,
+            "iss": self.issuer_for(audience),
             "aud": audience,
             "sub": subject,
             "tid": TENANT,
@@ -147,6 +156,7 @@ class TestAuthority:
         signature = self.key.sign(signed.encode(), padding.PKCS1v15(), hashes.SHA256())
         with self._lock:
             self.issued[grant] += 1
+            self.audiences[audience] += 1
         return f"{signed}.{_b64(signature)}", expires
 
 

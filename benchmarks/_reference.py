@@ -6,11 +6,15 @@ the engine's Arrow hop and task round trip alone: the ceiling for every Python s
 batch shape. ``pybench_tuples`` yields Python tuples, as most peer libraries do. Both produce
 the rate schema and rate-micro-batch's values. ``pybench_discard`` consumes its Arrow batches
 and writes nothing: the cap for any Python sink. pyfile's own ceiling is in ``_file_ceiling``.
+``pybench_clock`` is the latency floor of a Python source: rows "arrive" at ``rowsPerSecond``
+from the query's first ``initialOffset`` on, each stamped ``enqueuedTime`` with its arrival, and
+``latestOffset`` knows of each one the moment it arrives, at no cost.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +31,7 @@ from pyspark.sql.datasource import (
 from pysparksources._core.option_table import Integer, OptionTable, Use
 from pysparksources._core.options import Options
 
-__all__ = ["CachedBatchDataSource", "DiscardDataSource", "TupleDataSource"]
+__all__ = ["CachedBatchDataSource", "ClockDataSource", "DiscardDataSource", "TupleDataSource"]
 
 _BATCHES: dict[tuple[int, int], list[Any]] = {}
 _ROWS = Integer(name="rowsPerBatch", doc="rows per batch", default="1000000", minimum=1)
@@ -36,6 +40,9 @@ _CHUNK = Integer(
     name="chunkRows", doc="rows per RecordBatch (0: one)", default="1048576", minimum=0
 )
 _OPTIONS = OptionTable("pybench", (_ROWS, _PARTITIONS, _CHUNK))
+_RATE = Integer(name="rowsPerSecond", doc="arrivals per second", default="1000", minimum=1)
+_TOTAL = Integer(name="totalRows", doc="arrivals in all", default="1000", minimum=1)
+_CLOCK_OPTIONS = OptionTable("pybench_clock", (_RATE, _TOTAL, _PARTITIONS))
 
 
 @dataclass(frozen=True)
@@ -116,6 +123,66 @@ class TupleDataSource(CachedBatchDataSource):
 
     def streamReader(self, schema: Any) -> _CountingReader:
         return _TupleReader(dict(self.options))
+
+
+@dataclass(frozen=True)
+class _Arrivals(InputPartition):  # type: ignore[misc]
+    origin_ms: int
+    first: int
+    end: int
+    step: int
+    rate: int
+
+
+class _ClockReader(DataSourceStreamReader):  # type: ignore[misc]
+    """Offsets ``{"arrived": n, "origin": ms}``: row i arrives at origin + i / rowsPerSecond."""
+
+    def __init__(self, options: dict[str, str]) -> None:
+        opts = Options(_CLOCK_OPTIONS, options, Use.STREAM_READ)
+        self.rate = opts.value(_RATE)
+        self.total = opts.value(_TOTAL)
+        self.partitions_count = opts.value(_PARTITIONS)
+        self.origin_ms: int | None = None
+
+    def initialOffset(self) -> dict[str, int]:
+        # Spark asks twice while starting: the same origin both times.
+        if self.origin_ms is None:
+            self.origin_ms = int(time.time() * 1000)
+        return {"arrived": 0, "origin": self.origin_ms}
+
+    def latestOffset(self, start: dict[str, int], limit: Any) -> dict[str, int]:
+        elapsed_ms = time.time() * 1000 - start["origin"]
+        arrived = min(self.total, max(0, int(elapsed_ms * self.rate // 1000)))
+        return {"arrived": max(arrived, start["arrived"]), "origin": start["origin"]}
+
+    def partitions(self, start: dict[str, int], end: dict[str, int]) -> list[InputPartition]:
+        n = self.partitions_count
+        first, until, origin = start["arrived"], end["arrived"], start["origin"]
+        return [_Arrivals(origin, first + p, until, n, self.rate) for p in range(n)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        import numpy as np
+
+        from pysparksources._core.arrow import timestamp_us_array
+
+        assert isinstance(partition, _Arrivals)
+        rows = np.arange(partition.first, partition.end, partition.step, dtype=np.int64)
+        micros = partition.origin_ms * 1000 + rows * 1_000_000 // partition.rate
+        yield pa.RecordBatch.from_arrays([timestamp_us_array(micros)], names=["enqueuedTime"])
+
+
+class ClockDataSource(DataSource):  # type: ignore[misc]
+    """The latency floor: see the module docstring."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "pybench_clock"
+
+    def schema(self) -> str:
+        return "enqueuedTime TIMESTAMP"
+
+    def streamReader(self, schema: Any) -> _ClockReader:
+        return _ClockReader(dict(self.options))
 
 
 @dataclass

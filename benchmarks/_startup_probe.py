@@ -31,6 +31,7 @@ PIPELINES: dict[str, tuple[str, str]] = {
     "rate-micro-batch -> noop": ("rate-micro-batch", "noop"),
     "rate-micro-batch -> parquet": ("rate-micro-batch", "parquet"),
     "python reference -> noop": ("pybench_cached", "noop"),
+    "python reference -> pyfile": ("pybench_cached", "pyfile"),
     "rate-micro-batch -> python discard": ("rate-micro-batch", "pybench_discard"),
     "pyrate -> noop": ("pyrate", "noop"),
     "rate-micro-batch -> pyfile": ("rate-micro-batch", "pyfile"),

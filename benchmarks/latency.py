@@ -7,6 +7,11 @@ appeared; Spark's readers list only what the manifest names) minus its ``enqueue
 emulator's clock; same machine). The anchor's latency is the time its file was renamed into
 place minus the same stamp. Every event sent must arrive exactly once, or the scenario fails.
 The pipeline uses Spark's default trigger and no limits, as a user's first query would.
+
+Beside them, at each rate, the floor of any Python source with the same sink and trigger: the
+do-nothing ``pybench_clock`` (``_reference``), whose rows arrive on a clock at that rate and
+which knows of each the moment it arrives, -> pyfile. Ratios: ours over the SDK's p50, ours
+over the floor's, and the floor over the SDK's (how much of the gap is Spark's micro-batch).
 """
 
 from __future__ import annotations
@@ -64,18 +69,34 @@ class _Visible:
             self.files[path] = seen_at
             self.rows += rows
 
+    def first_enqueued(self) -> list[float]:
+        """The earliest enqueued time of each file (epoch seconds)."""
+        import pyarrow.parquet as pq
+
+        found = []
+        for path in self.files:
+            column = pq.read_table(path, columns=["enqueuedTime"]).column(0)
+            if len(column):
+                found.append(min(_epoch_seconds(column)))
+        return found
+
     def latencies_ms(self, since: float) -> list[float]:
         """Latencies of the rows enqueued at or after ``since`` (epoch seconds)."""
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         found: list[float] = []
         for path, seen_at in self.files.items():
             column = pq.read_table(path, columns=["enqueuedTime"]).column(0)
-            micros = column.cast(pa.timestamp("us", tz=column.type.tz)).cast(pa.int64())
-            stamps = [us / 1e6 for us in micros.to_pylist()]
-            found += [(seen_at - t) * 1000 for t in stamps if t >= since]
+            found += [(seen_at - t) * 1000 for t in _epoch_seconds(column) if t >= since]
         return found
+
+
+def _epoch_seconds(column: Any) -> list[float]:
+    """A timestamp column's values as epoch seconds."""
+    import pyarrow as pa
+
+    micros = column.cast(pa.timestamp("us", tz=column.type.tz)).cast(pa.int64())
+    return [us / 1e6 for us in micros.to_pylist()]
 
 
 def _send(
@@ -157,6 +178,58 @@ def _pipeline(
         ]
         figures = _figures(visible.latencies_ms(since=sent["started"]), sent)
         figures["batch ms"] = round(statistics.median(batches))
+        figures["batches"] = len(batches)
+        return figures
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _floor(spark: Any, rate: int, args: argparse.Namespace) -> dict[str, Any]:
+    """The do-nothing Python source -> pyfile at ``rate`` (0: the last measured send rate is
+    not known beforehand, so "max" uses 100,000/s), warm-up left out as for ours."""
+    from benchmarks._reference import ClockDataSource
+
+    spark.dataSource.register(ClockDataSource)
+    per_second = rate or 100_000
+    total = int(per_second * (args.warmup + args.seconds))
+    work = Path(tempfile.mkdtemp(prefix="pysparksources-latency-floor-"))
+    visible = _Visible()
+    try:
+        with ManifestWatcher(work / "out", visible.add):
+            started = time.time()
+            query = (
+                spark.readStream.format("pybench_clock")
+                .option("rowsPerSecond", per_second)
+                .option("totalRows", total)
+                .option("numPartitions", args.partitions)
+                .load()
+                .writeStream.format("pyfile")
+                .option("format", "parquet")
+                .option("path", str(work / "out"))
+                .option("checkpointLocation", str(work / "ck"))
+                .start()
+            )
+            try:
+                _wait(
+                    lambda: visible.rows >= total or query.exception() is not None,
+                    args.drain_timeout + args.warmup + args.seconds,
+                    f"{total} floor rows visible",
+                )
+                if query.exception() is not None:
+                    raise RuntimeError(f"the floor pipeline failed: {query.exception()}")
+            finally:
+                query.stop()
+        # The source's clock starts at its first initialOffset, a moment after start().
+        origin = min(visible.first_enqueued(), default=started)
+        measured_from = origin + args.warmup
+        batches = [
+            p["durationMs"]["triggerExecution"]
+            for p in query.recentProgress
+            if p["numInputRows"] > 0 and p["timestamp"] >= _iso(measured_from)
+        ]
+        sent = {"sent": int(per_second * args.seconds), "rate": per_second}
+        figures = _figures(visible.latencies_ms(since=measured_from), sent)
+        figures["batch ms"] = round(statistics.median(batches)) if batches else 0
         figures["batches"] = len(batches)
         return figures
     finally:
@@ -258,12 +331,34 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for label, rate in rates.items():
             ours = _pipeline(spark, conn, env, rate, args)
             anchor = _anchor(env, rate, args)
-            results[label] = {"pyeventhub -> pyfile": ours, "SDK consumer -> parquet": anchor}
-            print(f"rate {label}: ours {ours}, anchor {anchor}", flush=True)
+            floor = _floor(spark, rate, args)
+            results[label] = {
+                "pyeventhub -> pyfile": ours,
+                "SDK consumer -> parquet": anchor,
+                "python floor -> pyfile": floor,
+            }
+            results[label]["ratios"] = latency_ratios(ours, anchor, floor)
+            print(f"rate {label}: ours {ours}, anchor {anchor}, floor {floor}", flush=True)
         results["first rows s"] = _first_batch(spark, conn, args)
     spark.stop()
     _print(results, rates)
     return results
+
+
+def latency_ratios(
+    ours: dict[str, Any], sdk: dict[str, Any], floor: dict[str, Any]
+) -> dict[str, Any]:
+    """p50 and p95 of ours over the SDK's and over the floor's, and the floor's over the SDK's."""
+
+    def ratio(a: dict[str, Any], b: dict[str, Any], key: str) -> float | None:
+        return round(a[key] / b[key], 2) if b[key] else None
+
+    return {
+        f"{name} {key.split()[0]}": ratio(a, b, key)
+        for key in ("p50 ms", "p95 ms")
+        for name, a, b in (("ours x sdk", ours, sdk), ("ours x floor", ours, floor),
+                           ("floor x sdk", floor, sdk))
+    }  # fmt: skip
 
 
 def _print(results: dict[str, Any], rates: dict[str, int]) -> None:
@@ -271,10 +366,19 @@ def _print(results: dict[str, Any], rates: dict[str, int]) -> None:
           f" {'batch ms':>9} {'batches':>8}")  # fmt: skip
     for label in rates:
         for pipeline, row in results[label].items():
+            if pipeline == "ratios":
+                continue
             print(
                 f"{label:>10} {row['send rate']:>8,} {pipeline:<26} {row['p50 ms']:>8,}"
                 f" {row['p95 ms']:>8,} {row.get('batch ms', '-'):>9} {row.get('batches', '-'):>8}"
             )
+    print()
+    for label in rates:
+        cells = ", ".join(
+            f"{name} {value:.2f}x" if value is not None else f"{name} -"
+            for name, value in results[label]["ratios"].items()
+        )
+        print(f"rate {label}: {cells}")
     first = results["first rows s"]
     ours, native = first["pyeventhub -> pyfile"], first["rate-micro-batch -> parquet"]
     print(

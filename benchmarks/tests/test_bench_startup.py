@@ -56,7 +56,9 @@ def test_choosing_a_pipeline_brings_the_ones_it_is_compared_with(
         return _result(1.0, 1.0)
 
     monkeypatch.setattr(startup, "_probe", probe)
-    args = argparse.Namespace(pipelines=["rate-micro-batch -> pyfile"], rounds=1, master="x")
+    args = argparse.Namespace(
+        pipelines=["rate-micro-batch -> pyfile"], rounds=1, master="x", job_rounds=0
+    )
     summary = startup.run(args)
     # Transitively: the Python discard sink is itself divided by rate-micro-batch -> noop.
     assert probed == [
@@ -67,3 +69,18 @@ def test_choosing_a_pipeline_brings_the_ones_it_is_compared_with(
     ]
     assert list(summary["first rows"]) == probed
     assert "rate-micro-batch -> pyfile" in capsys.readouterr().out
+
+
+def test_the_cold_job_figures_are_medians_and_their_ratio() -> None:
+    def run(process: float) -> dict[str, float]:
+        return {"process_s": process, "session_s": 4.0, "query_s": process - 5.0}
+
+    runs = {
+        "spark": [run(9.0), run(12.0), run(10.0)],
+        "floor": [run(8.0), run(8.0), run(7.0)],
+        "sdk": [run(2.0), run(2.5), run(1.0)],
+    }
+    job = startup.job_figures(runs)
+    assert job["spark job s"] == 10.0 and job["sdk script s"] == 2.0 and job["floor job s"] == 8.0
+    assert job["spark x sdk"] == 5.0 and job["spark x floor"] == 1.25 and job["floor x sdk"] == 4.0
+    assert job["spark session s"] == 4.0 and job["spark query s"] == 5.0 and job["rounds"] == 3

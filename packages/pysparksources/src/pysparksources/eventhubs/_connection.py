@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from pysparksources.errors import OptionError
 from pysparksources.eventhubs import NAME
+from pysparksources.eventhubs._handshake import prompt
 from pysparksources.eventhubs._refusals import (
     GIVE_UP_AT_ONCE,
     auth_refusal,
@@ -241,15 +242,20 @@ class EventHubConnection:
         client_class = EventHubConsumerClient
         if partition_ids is not None:
             client_class = _known_partitions_client(partition_ids)
+        # prompt(): management calls without the SDK's 50 ms naps (see _handshake).
         if self.connection_string is not None:
-            return client_class.from_connection_string(
-                self.connection_string,
-                consumer_group=consumer_group,
-                eventhub_name=self.event_hub,
-                **kwargs,
+            return prompt(
+                client_class.from_connection_string(
+                    self.connection_string,
+                    consumer_group=consumer_group,
+                    eventhub_name=self.event_hub,
+                    **kwargs,
+                )
             )
-        return client_class(
-            self.namespace, self.event_hub, consumer_group, self.credential(), **kwargs
+        return prompt(
+            client_class(
+                self.namespace, self.event_hub, consumer_group, self.credential(), **kwargs
+            )
         )
 
     def producer_client(self, first_contact: bool = False, **kwargs: Any) -> EventHubProducerClient:
@@ -259,10 +265,14 @@ class EventHubConnection:
 
         kwargs = self._client_kwargs(kwargs, first_contact)
         if self.connection_string is not None:
-            return EventHubProducerClient.from_connection_string(
-                self.connection_string, eventhub_name=self.event_hub, **kwargs
+            return prompt(
+                EventHubProducerClient.from_connection_string(
+                    self.connection_string, eventhub_name=self.event_hub, **kwargs
+                )
             )
-        return EventHubProducerClient(self.namespace, self.event_hub, self.credential(), **kwargs)
+        return prompt(
+            EventHubProducerClient(self.namespace, self.event_hub, self.credential(), **kwargs)
+        )
 
 
 _CREDENTIALS: dict[str, Any] = {}  # pool_key -> credential, for the life of the process

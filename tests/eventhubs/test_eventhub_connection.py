@@ -27,6 +27,7 @@ def test_connection_options_apply_everywhere_and_the_secrets_are_declared() -> N
         "sharedAccessKey",
         "sharedAccessSignature",
         "clientSecret",
+        "checkpointStore.connectionString",  # the storage account's key
     }
 
 

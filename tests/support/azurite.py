@@ -1,6 +1,7 @@
-"""A session-scoped Azurite blob emulator for tests of Azure Blob through adlfs.
+"""Session-scoped Azurite emulators: blob (``azurite``, for Azure Blob through adlfs) and
+queue (``azurite_queue``, for pyfile's Event Grid notifications in a Storage queue).
 
-Import the fixture into a test module or conftest (``from azurite import azurite``). The
+Import the fixtures into a test module or conftest (``from azurite import azurite``). Each
 server listens on 127.0.0.1 only, keeps its data in a temporary folder and is terminated at
 the end of the session. Without the npm binary the tests are skipped, unless CI=true, where
 a missing emulator is a failure rather than silently lost coverage.
@@ -25,7 +26,9 @@ __all__ = [
     "ACCOUNT_KEY",
     "ACCOUNT_NAME",
     "Azurite",
+    "AzuriteQueue",
     "azurite",
+    "azurite_queue",
     "find_binary",
     "running_azurite",
 ]
@@ -114,5 +117,66 @@ def running_azurite(
     try:
         wait_for_port(port, process, 30, "azurite-blob")
         yield Azurite("127.0.0.1", port, scheme="https" if https is not None else "http")
+    finally:
+        stop(process)
+
+
+@dataclass(frozen=True)
+class AzuriteQueue:
+    """Azurite's queue service: queue URLs and the connection string that reaches them."""
+
+    host: str
+    port: int
+    account_name: str = ACCOUNT_NAME
+    account_key: str = ACCOUNT_KEY
+
+    @property
+    def queue_endpoint(self) -> str:
+        return f"http://{self.host}:{self.port}/{self.account_name}"
+
+    @property
+    def connection_string(self) -> str:
+        return (
+            f"DefaultEndpointsProtocol=http;AccountName={self.account_name};"
+            f"AccountKey={self.account_key};QueueEndpoint={self.queue_endpoint};"
+        )
+
+    def queue_url(self, name: str) -> str:
+        return f"{self.queue_endpoint}/{name}"
+
+    def __repr__(self) -> str:
+        return f"AzuriteQueue({self.queue_endpoint!r})"
+
+
+@pytest.fixture(scope="session")
+def azurite_queue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AzuriteQueue]:
+    """Azurite's queue service (``azurite-queue``, from the same npm package) on 127.0.0.1."""
+    binary = _TOOLS / "azurite-queue"
+    found = str(binary) if binary.exists() else shutil.which("azurite-queue")
+    if found is None:
+        reason = "azurite-queue not found (npm install azurite into .tools/ or PATH)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    port = free_port()
+    command = [
+        found,
+        "--queueHost",
+        "127.0.0.1",
+        "--queuePort",
+        str(port),
+        "--location",
+        str(tmp_path_factory.mktemp("azurite-queue")),
+        "--skipApiVersionCheck",
+        "--loose",
+        "--silent",
+        "--disableTelemetry",  # it would call out to the internet otherwise
+    ]
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        wait_for_port(port, process, 30, "azurite-queue")
+        yield AzuriteQueue("127.0.0.1", port)
     finally:
         stop(process)

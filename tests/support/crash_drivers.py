@@ -8,7 +8,9 @@ another JVM.
 
 Scenarios:
   pyfile-source SRC LOG OUT CHECKPOINT (continuous|availablenow)   pyfile -> parquet; more
-                pyfile options (e.g. an object store's fs.*) as JSON in PYFILE_OPTIONS
+                pyfile options (e.g. an object store's fs.*) as JSON in PYFILE_OPTIONS; with
+                NOTIFY_PAUSE_AT, through the source that pauses at a moment of notification
+                discovery (support/notification_hooks.py)
   pyfile-sink OUT CHECKPOINT TOTAL PER_BATCH   pyrate -> pyfile, with crash hooks if SINK_CRASH_AT
   pyeventhub OUT CHECKPOINT PER_TRIGGER        pyeventhub -> pyfile (EH_CONN in the environment;
                 with STORE_CONN and STORE_CONTAINER, into a checkpoint store too)
@@ -98,8 +100,14 @@ def pyfile_source(
 ) -> None:
     # Storage options travel in the environment, not on a command line others can list.
     extra = json.loads(env.get("PYFILE_OPTIONS", "{}"))
+    source = "pyfile"
+    if env.get("NOTIFY_PAUSE_AT"):
+        from support.notification_hooks import PausingNotificationSource  # for the workers too
+
+        spark.dataSource.register(PausingNotificationSource)
+        source = "pyfile_notify_pausing"
     df = (
-        spark.readStream.format("pyfile")
+        spark.readStream.format(source)
         .schema("id BIGINT, name STRING")
         .option("sourceLogLocation", log)
         .option("maxFilesPerTrigger", "1")

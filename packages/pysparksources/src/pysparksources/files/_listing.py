@@ -37,6 +37,7 @@ __all__ = [
     "modification_ms",
     "partition_spec",
     "partition_values",
+    "selects",
 ]
 
 
@@ -276,6 +277,51 @@ def list_files(
     if recursive or _partitioned(leaves):
         return list(found.values())
     return [entry for path, entry in found.items() if path in direct]
+
+
+def selects(
+    path: str,
+    base: str,
+    pattern: str | None,
+    name_filter: str | None = None,
+    recursive: bool = False,
+) -> bool:
+    """Whether a listing of ``base`` (or ``pattern``) would read the file ``path``.
+
+    For files a notification names (no listing): the rules of :func:`list_files` applied to
+    one path. A file in a plain subfolder counts only with ``recursive`` or below ``col=value``
+    partition folders (the one layout :func:`list_files` reads subfolders of); a mixed layout,
+    which a listing refuses, cannot be seen from one path.
+    """
+    name = posixpath.basename(path)
+    if is_hidden(name) or (name_filter and glob_regex(name_filter).match(name) is None):
+        return False
+    roots: list[str] = []
+    if pattern is None:
+        roots.append(base.rstrip("/"))
+    else:
+        parts = path.split("/")
+        for expanded in _expand_braces(pattern):
+            globs = expanded.rstrip("/").split("/")
+            if len(globs) <= len(parts) and all(
+                glob_regex(g).match(p) for g, p in zip(globs, parts, strict=False)
+            ):
+                roots.append("/".join(parts[: len(globs)]))
+    for root in roots:
+        if path == root:
+            return pattern is not None  # the glob names the file itself
+        if not path.startswith(root + "/"):
+            continue
+        rel = path[len(root) + 1 :]
+        if not _visible(rel):
+            continue
+        folder = posixpath.dirname(rel)
+        if not folder or recursive:
+            return True
+        columns, hangs_from = partition_spec(folder)
+        if columns and not hangs_from:
+            return True
+    return False
 
 
 def _partitioned(leaves: set[tuple[str, str]]) -> bool:

@@ -31,12 +31,14 @@ from pysparksources.files import NAME
 from pysparksources.files.config import COMPRESSION_SUFFIXES
 
 __all__ = [
+    "BACKFILL_INTERVAL",
     "CHECKPOINT_LOCATION",
     "CLEAN_SOURCE",
     "COMPRESSION",
     "CORRUPT_RECORD_COLUMN",
     "DATE_FORMAT",
     "DISCARD_CACHED_INPUT_RATIO",
+    "DISCOVERY",
     "ENCODING",
     "ESCAPE",
     "FILE_NAME_ONLY",
@@ -46,6 +48,7 @@ __all__ = [
     "IGNORE_CORRUPT_FILES",
     "IGNORE_MISSING_FILES",
     "IGNORE_NULL_FIELDS",
+    "INCLUDE_EXISTING_FILES",
     "INFER_SCHEMA",
     "LATEST_FIRST",
     "LINE_SEP",
@@ -71,6 +74,9 @@ __all__ = [
     "PREFERS_DECIMAL",
     "PRIMITIVES_AS_STRING",
     "QUERY_NAME",
+    "QUEUE",
+    "QUEUE_URL",
+    "QUEUE_VISIBILITY_TIMEOUT",
     "QUOTE",
     "READ_FORMATS",
     "READ_FORMAT_OPTIONS",
@@ -347,6 +353,49 @@ SOURCE_LOG_LEASE_TIMEOUT = Duration(
     default="60s",
     minimum=1.0,
     uses=Use.READ,
+)
+
+# How a stream finds new files (docs/pyfile-discovery.md): listing, or storage events in a queue.
+DISCOVERY = Choice(
+    name="discovery",
+    doc="How a stream finds new files: listing (list the path every trigger) or notifications "
+    "(read storage events from queueUrl: Event Grid into an Azure Storage queue for abfs://, "
+    "S3 event notifications into SQS for s3://).",
+    default="listing",
+    choices=("listing", "notifications"),
+    uses=Use.STREAM_READ,
+)
+QUEUE_URL = Text(
+    name="queueUrl",
+    doc="discovery=notifications: URL of the queue the storage events arrive in "
+    "(https://<account>.queue.core.windows.net/<queue>, or an SQS queue URL); treated as a "
+    "secret (it may carry a SAS token).",
+    shown_default="required with notifications",
+    secret=True,
+    uses=Use.STREAM_READ,
+)
+QUEUE_VISIBILITY_TIMEOUT = Duration(
+    name="queueVisibilityTimeout",
+    doc="discovery=notifications: how long a received message stays hidden from other "
+    "readers; one still held then (its batch not committed yet) is received again and held "
+    "again, never read twice.",
+    default="5m",
+    minimum=1.0,
+    uses=Use.STREAM_READ,
+)
+BACKFILL_INTERVAL = Duration(
+    name="backfillInterval",
+    doc="discovery=notifications: list the path this often too, to find files whose "
+    "notification never came (unset: never).",
+    minimum=1.0,
+    uses=Use.STREAM_READ,
+)
+INCLUDE_EXISTING_FILES = Flag(
+    name="includeExistingFiles",
+    doc="discovery=notifications: list the path once when the stream starts fresh and read "
+    "the files already there; false reads only files that arrive later (backfills too).",
+    default="true",
+    uses=Use.STREAM_READ,
 )
 
 # Spark's csv/json/text reader options that pyfile maps onto pyarrow.
@@ -644,6 +693,13 @@ FS = OptionFamily(
     "Storage option `<name>` passed to the fsspec filesystem (fs.account_key, "
     "fs.connection_string, fs.anon...).",
 )
+QUEUE = OptionFamily(
+    "queue.",
+    "discovery=notifications: setting `<name>` of the queue client: for Azure "
+    "connection_string, account_key or sas_token; for SQS region_name, endpoint_url, "
+    "aws_access_key_id, aws_secret_access_key, aws_session_token or profile_name.",
+    uses=Use.STREAM_READ,
+)
 
 # Spark options pyfile knows but cannot honor: an error beats a silent difference.
 UNSUPPORTED = {
@@ -672,6 +728,11 @@ TABLE = OptionTable(
         MAX_PARTITION_BYTES,
         OPEN_COST_IN_BYTES,
         SOURCE_LOG_LEASE_TIMEOUT,
+        DISCOVERY,
+        QUEUE_URL,
+        QUEUE_VISIBILITY_TIMEOUT,
+        BACKFILL_INTERVAL,
+        INCLUDE_EXISTING_FILES,
         HEADER,
         SEP,
         QUOTE,
@@ -714,7 +775,7 @@ TABLE = OptionTable(
         LOG_DELETION,
         OUTPUT_RETENTION,
     ),
-    families=(FS,),
+    families=(FS, QUEUE),
     unsupported=UNSUPPORTED,
 )
 

@@ -19,6 +19,7 @@ __all__ = [
     "TEXT_SCHEMA",
     "InferenceOptions",
     "ManifestRetention",
+    "NotificationOptions",
     "ReaderOptions",
     "SchemaPolicy",
     "SinkConfig",
@@ -120,6 +121,24 @@ class SchemaPolicy:
 
 
 @dataclass(frozen=True)
+class NotificationOptions:
+    """discovery=notifications: the queue the storage events arrive in, and how it is read.
+
+    ``url`` and ``settings`` may hold credentials: never printed (``__repr__``).
+    """
+
+    kind: str  # azure | sqs
+    url: str
+    settings: dict[str, str]
+    visibility_timeout_s: int
+    backfill_interval_s: float | None
+    include_existing: bool
+
+    def __repr__(self) -> str:
+        return f"NotificationOptions({self.kind!r})"
+
+
+@dataclass(frozen=True)
 class SourceConfig:
     """Every validated option of one pyfile source; picklable, secrets only in locations."""
 
@@ -144,6 +163,7 @@ class SourceConfig:
     lease_timeout_s: float
     inference: InferenceOptions
     schema_policy: SchemaPolicy
+    notifications: NotificationOptions | None  # None: discovery=listing
 
     @property
     def effective_max_file_age_ms(self) -> int | None:

@@ -10,21 +10,24 @@ or a sink option that does not fit the query's columns fails the query at its st
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any, Literal, overload
 
 from pysparksources._core.option_table import Option, Use
 from pysparksources._core.options import Options
-from pysparksources.errors import ArgumentError, SchemaError
+from pysparksources.errors import ArgumentError, OptionError, SchemaError
 from pysparksources.files import NAME
 from pysparksources.files._filesystem import FileLocation, exclusive_create_problem, resolve
 from pysparksources.files._option_table import (
+    BACKFILL_INTERVAL,
     CLEAN_SOURCE,
     COMPRESSION,
     CORRUPT_RECORD_COLUMN,
     DATE_FORMAT,
     DISCARD_CACHED_INPUT_RATIO,
+    DISCOVERY,
     ENCODING,
     ESCAPE,
     FILE_NAME_ONLY,
@@ -34,6 +37,7 @@ from pysparksources.files._option_table import (
     IGNORE_CORRUPT_FILES,
     IGNORE_MISSING_FILES,
     IGNORE_NULL_FIELDS,
+    INCLUDE_EXISTING_FILES,
     INFER_SCHEMA,
     LATEST_FIRST,
     LINE_SEP,
@@ -58,6 +62,9 @@ from pysparksources.files._option_table import (
     PATH_GLOB_FILTER,
     PREFERS_DECIMAL,
     PRIMITIVES_AS_STRING,
+    QUEUE,
+    QUEUE_URL,
+    QUEUE_VISIBILITY_TIMEOUT,
     QUOTE,
     READ_FORMAT_OPTIONS,
     RECURSIVE_FILE_LOOKUP,
@@ -87,6 +94,7 @@ from pysparksources.files.config import (
     TEXT_SCHEMA,
     InferenceOptions,
     ManifestRetention,
+    NotificationOptions,
     ReaderOptions,
     SchemaPolicy,
     SinkConfig,
@@ -252,6 +260,76 @@ def _source(opts: Options, use: Use, schema_inferred: bool) -> SourceConfig:
         lease_timeout_s=opts.value(SOURCE_LOG_LEASE_TIMEOUT),
         inference=_inference_options(opts),
         schema_policy=_schema_policy(opts, storage, path, schema_inferred),
+        notifications=_notifications(opts, location),
+    )
+
+
+_NOTIFICATION_ONLY = (
+    QUEUE_URL,
+    QUEUE_VISIBILITY_TIMEOUT,
+    BACKFILL_INTERVAL,
+    INCLUDE_EXISTING_FILES,
+)
+# The queue client each kind of queue needs, and the extra that installs it.
+_QUEUE_CLIENTS = {"azure": ("azure.storage.queue", "azure"), "sqs": ("boto3", "s3")}
+
+
+def _notifications(opts: Options, location: FileLocation) -> NotificationOptions | None:
+    """discovery=notifications: the queue and how to read it, checked before the query runs."""
+    import importlib.util
+    from urllib.parse import urlsplit
+
+    from pysparksources.files._queues import AZURE_SETTINGS, SQS_SETTINGS, queue_kind
+
+    settings = opts.family(QUEUE)
+    if opts.value(DISCOVERY) == "listing":
+        for option in _NOTIFICATION_ONLY:
+            if opts.has(option):
+                raise opts.error(option, "applies only with discovery=notifications")
+        if settings:
+            raise OptionError.unknown(
+                NAME,
+                f"{QUEUE.prefix}{sorted(settings)[0]}",
+                f"{QUEUE.shown_name} settings apply only with discovery=notifications",
+            )
+        return None
+    kind = queue_kind(location.protocol)
+    if kind is None:
+        raise opts.error(
+            DISCOVERY,
+            "notifications need a path on Azure storage (abfs://, events from Event Grid in a "
+            "Storage queue) or on S3 (s3://, S3 event notifications in SQS), not "
+            f"{location.protocol}://",
+        )
+    url = opts.require(QUEUE_URL, "the URL of the queue the storage events arrive in")
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path.strip("/") == "":
+        raise opts.error(QUEUE_URL, "expected an http(s) URL of a queue")
+    accepted = AZURE_SETTINGS if kind == "azure" else SQS_SETTINGS
+    for key in sorted(settings):
+        if key not in accepted:
+            queue = "an Azure Storage queue" if kind == "azure" else "an SQS queue"
+            raise OptionError.unknown(
+                NAME,
+                f"{QUEUE.prefix}{key}",
+                f"{queue} takes " + ", ".join(f"{QUEUE.prefix}{k}" for k in accepted),
+            )
+    module, extra = _QUEUE_CLIENTS[kind]
+    if importlib.util.find_spec(module.split(".")[0]) is None or (
+        importlib.util.find_spec(module) is None
+    ):
+        raise opts.error(
+            DISCOVERY,
+            f"notifications from this queue need {module}: pip install 'pysparksources[{extra}]'",
+        )
+    backfill = opts.get(BACKFILL_INTERVAL)
+    return NotificationOptions(
+        kind=kind,
+        url=url.strip(),
+        settings=settings,
+        visibility_timeout_s=max(1, math.ceil(opts.value(QUEUE_VISIBILITY_TIMEOUT))),
+        backfill_interval_s=backfill,
+        include_existing=opts.value(INCLUDE_EXISTING_FILES),
     )
 
 

@@ -41,6 +41,7 @@ from pysparksources.errors import CheckpointError, OptionError, SchemaError
 from pysparksources.files import NAME
 from pysparksources.files._admission import Admission
 from pysparksources.files._clean import SourceCleaner
+from pysparksources.files._discovery import NotificationDiscovery
 from pysparksources.files._evolution import evolution_of
 from pysparksources.files._filesystem import exclusive_create_problem
 from pysparksources.files._formats_read import read_split
@@ -165,6 +166,7 @@ class _DriverState:
     history: list[LogEntry] = field(default_factory=list)
     frozen: list[FileEntry] | None = None
     cleaned_through: int | None = None
+    discovery: NotificationDiscovery | None = None  # discovery=notifications
 
 
 class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
@@ -209,17 +211,24 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         )
         cleaner = SourceCleaner(cfg.clean_source, cfg.location, cfg.archive_location)
         log_id = source_log.identity()
+        lister = SourceLister(cfg)
+        discovery = None
+        if cfg.notifications is not None:
+            discovery = NotificationDiscovery(cfg, seen, history, lister)
+            # Files waiting for a batch stay with the discovery, which holds their messages.
+            admission.cache_enabled = False
         self._state = _DriverState(
             source_log,
             seen,
             admission,
             cleaner,
-            SourceLister(cfg),
+            lister,
             current,
             log_id,
             claimed=source_log.is_claimed(),
             history=history,
             cleaned_through=source_log.cleaned_through(),
+            discovery=discovery,
         )
         return self._state
 
@@ -309,14 +318,20 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         return canonical_offset({"logOffset": -1})
 
     def prepareForTriggerAvailableNow(self) -> None:
-        # One listing now; the batches of this run only take files from it.
+        # One listing (or one drain of the queue) now; the batches of this run only take
+        # files from it.
         state = self._driver()
-        state.frozen = state.lister.files()
+        if state.discovery is not None:
+            state.discovery.freeze()
+        else:
+            state.frozen = state.lister.files()
         state.admission.cache_enabled = False
         state.admission.clear_cache()
 
     def _new_files(self) -> list[FileEntry]:
         state = self._driver()
+        if state.discovery is not None:
+            return state.discovery.new_files()
         files = state.frozen if state.frozen is not None else state.lister.files()
         seen = state.seen
         return [f for f in files if seen.is_new(f.path, f.timestamp)]
@@ -326,6 +341,9 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         position = self._position(start)
         if position < 0:
             self._refuse_used_log()
+        if state.discovery is not None:
+            # Spark plans the batch after ``start`` only once ``start`` is in its commit log.
+            state.discovery.committed(position)
         files = state.admission.select(limit, self._new_files)
         if files:
             batch_id = state.current + 1
@@ -346,6 +364,8 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
                 state.seen.add(f.path, f.timestamp)
             state.seen.purge()
             state.current = batch_id
+            if state.discovery is not None:
+                state.discovery.taken(files, batch_id)
         return self._offset(state.current)
 
     def _purge_point(self, files: list[FileEntry]) -> int | None:
@@ -393,6 +413,8 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
     def commit(self, end: Offset) -> None:
         state = self._driver()
         last = self._position(end)
+        if state.discovery is not None:
+            state.discovery.committed(last)
         if self._config.clean_source == "off":
             return
         # Every log batch since the last cleaned one: a Spark batch may span several (a batch
@@ -410,6 +432,8 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
 
     def stop(self) -> None:
         if self._state is not None:
+            if self._state.discovery is not None:
+                self._state.discovery.close()
             self._state.cleaner.close()
             self._state.log.release()
             self._state = None

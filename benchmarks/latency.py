@@ -32,7 +32,7 @@ from typing import Any
 from benchmarks._harness import bench_session
 from benchmarks._latency_pieces import CONNECTION_ENV, ManifestWatcher, percentile
 
-__all__ = ["HELP", "SPARK", "add_arguments", "run"]
+__all__ = ["HELP", "SPARK", "add_arguments", "run", "source_options"]
 
 HELP = "end-to-end latency pyeventhub -> pyfile vs the SDK consumer writing parquet"
 SPARK = True
@@ -51,6 +51,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--size", type=int, default=100, help="body bytes")
     parser.add_argument("--first-rounds", type=int, default=3, help="fresh queries timed")
     parser.add_argument("--drain-timeout", type=float, default=300)
+    parser.add_argument(
+        "--source-option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a pyeventhub option for the measured pipeline (repeatable), e.g. "
+        "partitionInfoCacheInterval=250ms",
+    )
+
+
+def source_options(args: argparse.Namespace) -> dict[str, str]:
+    """``--source-option NAME=VALUE`` as a dict; a malformed one is an argument error."""
+    options = {}
+    for item in args.source_option:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"--source-option {item!r}: expected NAME=VALUE")
+        options[name] = value
+    return options
 
 
 class _Visible:
@@ -146,6 +165,7 @@ def _pipeline(
         query = (
             spark.readStream.format("pyeventhub")
             .option("connectionString", conn)
+            .options(**source_options(args))
             .load()
             .select("enqueuedTime")
             .writeStream.format("pyfile")

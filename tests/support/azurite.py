@@ -67,12 +67,47 @@ class Azurite:
         return f"Azurite({self.blob_endpoint!r})"
 
 
-def find_binary() -> str | None:
-    """``azurite-blob`` from the project's .tools folder, else from PATH."""
-    local = _TOOLS / "azurite-blob"
+def find_binary(service: str = "blob") -> str | None:
+    """``azurite-<service>`` from the project's .tools folder, else from PATH."""
+    local = _TOOLS / f"azurite-{service}"
     if local.exists():
         return str(local)
-    return shutil.which("azurite-blob")
+    return shutil.which(f"azurite-{service}")
+
+
+@contextlib.contextmanager
+def _serving(service: str, location: Path, extra: list[str]) -> Iterator[int]:
+    """``azurite-<service>`` (blob or queue) on 127.0.0.1, its data in ``location``, stopped on
+    exit; yields its port. Without the binary the test is skipped, or fails where CI=true."""
+    binary = find_binary(service)
+    if binary is None:
+        reason = f"azurite-{service} not found (npm install azurite into .tools/ or PATH)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    port = free_port()
+    command = [
+        binary,
+        f"--{service}Host",
+        "127.0.0.1",
+        f"--{service}Port",
+        str(port),
+        "--location",
+        str(location),
+        "--skipApiVersionCheck",
+        "--loose",
+        "--silent",
+        "--disableTelemetry",  # it would call out to the internet otherwise
+        *extra,
+    ]
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        wait_for_port(port, process, 30, f"azurite-{service}")
+        yield port
+    finally:
+        stop(process)
 
 
 @pytest.fixture(scope="session")
@@ -85,40 +120,14 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite]:
 def running_azurite(
     location: Path, https: tuple[Path, Path] | None = None, oauth: bool = False
 ) -> Iterator[Azurite]:
-    """An Azurite blob server on 127.0.0.1, stopped on exit: over HTTPS with ``https`` (a
-    certificate and key file), and accepting Entra ID bearer tokens with ``oauth`` (Azurite's
-    basic check: issuer, audience, lifetime; HTTPS only)."""
-    binary = find_binary()
-    if binary is None:
-        reason = "azurite-blob not found (npm install azurite into .tools/ or PATH)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    port = free_port()
-    command = [
-        binary,
-        "--blobHost",
-        "127.0.0.1",
-        "--blobPort",
-        str(port),
-        "--location",
-        str(location),
-        "--skipApiVersionCheck",
-        "--loose",
-        "--silent",
-    ]
-    if https is not None:
-        command += ["--cert", str(https[0]), "--key", str(https[1])]
+    """An Azurite blob server: over HTTPS with ``https`` (a certificate and key file), and
+    accepting Entra ID bearer tokens with ``oauth`` (Azurite's basic check: issuer, audience,
+    lifetime; HTTPS only)."""
+    extra = [] if https is None else ["--cert", str(https[0]), "--key", str(https[1])]
     if oauth:
-        command += ["--oauth", "basic"]
-    process = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
-    try:
-        wait_for_port(port, process, 30, "azurite-blob")
+        extra += ["--oauth", "basic"]
+    with _serving("blob", location, extra) as port:
         yield Azurite("127.0.0.1", port, scheme="https" if https is not None else "http")
-    finally:
-        stop(process)
 
 
 @dataclass(frozen=True)
@@ -151,32 +160,5 @@ class AzuriteQueue:
 @pytest.fixture(scope="session")
 def azurite_queue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AzuriteQueue]:
     """Azurite's queue service (``azurite-queue``, from the same npm package) on 127.0.0.1."""
-    binary = _TOOLS / "azurite-queue"
-    found = str(binary) if binary.exists() else shutil.which("azurite-queue")
-    if found is None:
-        reason = "azurite-queue not found (npm install azurite into .tools/ or PATH)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    port = free_port()
-    command = [
-        found,
-        "--queueHost",
-        "127.0.0.1",
-        "--queuePort",
-        str(port),
-        "--location",
-        str(tmp_path_factory.mktemp("azurite-queue")),
-        "--skipApiVersionCheck",
-        "--loose",
-        "--silent",
-        "--disableTelemetry",  # it would call out to the internet otherwise
-    ]
-    process = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
-    try:
-        wait_for_port(port, process, 30, "azurite-queue")
+    with _serving("queue", tmp_path_factory.mktemp("azurite-queue"), []) as port:
         yield AzuriteQueue("127.0.0.1", port)
-    finally:
-        stop(process)

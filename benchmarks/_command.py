@@ -29,6 +29,7 @@ SCENARIOS = {
     "files-sink": "benchmarks.files_sink",
     "files-malformed": "benchmarks.files_malformed",
     "files-schema": "benchmarks.files_schema",
+    "files-scale": "benchmarks.files_scale",
     "eventhubs-source": "benchmarks.eventhubs_source",
     "eventhubs-sink": "benchmarks.eventhubs_sink",
     "eventhubs-avro": "benchmarks.eventhubs_avro",

@@ -14,11 +14,11 @@ from benchmarks._children import REPOSITORY, emulator_command
 from benchmarks._command import _without_local_cluster, build_parser
 
 # The scenarios `pysparksources bench` had before the benchmarks left the wheel, and the
-# ones added since (files-malformed, files-schema).
+# ones added since (files-malformed, files-schema, files-scale).
 EXPECTED = [
     "rate", "floor", "profile", "latency", "startup", "files-source", "files-sink",
-    "files-malformed", "files-schema", "eventhubs-source", "eventhubs-sink", "eventhubs-avro",
-    "emulator", "soak",
+    "files-malformed", "files-schema", "files-scale", "eventhubs-source", "eventhubs-sink",
+    "eventhubs-avro", "emulator", "soak",
 ]  # fmt: skip
 
 

@@ -196,7 +196,7 @@ def offset_of(
             return info.last_offset
         if sequence_number < info.beginning:
             return None
-    receiver = PositionedReceiver(config, partition_id, sequence_number)
+    receiver = PositionedReceiver(config, partition_id, sequence_number, sdk_retries=True)
     try:
         event = receiver.first_event(config.operation_timeout_s)
     finally:

@@ -323,7 +323,9 @@ class HubMetadata:
         """The sequence number of the first event at or after an offset or time position,
         which the partition's properties say exists."""
         start: str | Any = position.offset if position.kind == "offset" else position.enqueued_time
-        receiver = PositionedReceiver(self._config, pid, start, position.inclusive)
+        receiver = PositionedReceiver(
+            self._config, pid, start, position.inclusive, sdk_retries=True
+        )
         limit = self._config.operation_timeout_s
         try:
             first = receiver.first_event(limit)

@@ -151,6 +151,7 @@ class PositionedReceiver:
         partition_id: str,
         position: int | str | datetime,
         inclusive: bool = True,
+        sdk_retries: bool = False,
     ) -> None:
         self.config = config
         self.partition_id = partition_id
@@ -172,7 +173,10 @@ class PositionedReceiver:
         self._deliveries = 0
         self._spin_marks: tuple[float, float, int] | None = None  # CPU, clock, deliveries
         self._spin_strikes = 0
-        client_kwargs = dict(RECEIVER_CLIENT)
+        # A read task retries failed links itself (_outages); a one-off lookup on the driver
+        # (``sdk_retries``) keeps the SDK's retries, which ride out a refused attach such as
+        # the service's limit of five receivers per partition and consumer group.
+        client_kwargs = {} if sdk_retries else dict(RECEIVER_CLIENT)
         if not config.connection.websockets:
             client_kwargs["socket_timeout"] = _SOCKET_TIMEOUT_S
         self._client = config.connection.consumer_client(

@@ -32,7 +32,18 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import unquote_plus
 
-__all__ = ["FileEvent", "is_later", "parse_message"]
+__all__ = [
+    "FileEvent",
+    "NotAStorageEvent",
+    "is_later",
+    "parse_message",
+]
+
+
+class NotAStorageEvent(ValueError):
+    """A queue message whose body is not a storage event this source reads; the discovery
+    logs it and deletes the message, so it never reaches a user as an error."""
+
 
 CREATED = "created"
 DELETED = "deleted"
@@ -85,7 +96,7 @@ def parse_message(body: str) -> list[FileEvent]:
     if isinstance(document, dict) and document.get("Type") == "Notification":
         inner = document.get("Message")
         if not isinstance(inner, str):
-            raise ValueError("an SNS notification without a Message")
+            raise NotAStorageEvent("an SNS notification without a Message")
         document = _decode(inner)
     if isinstance(document, dict) and "Records" in document:
         return list(_s3_events(document["Records"]))
@@ -102,17 +113,17 @@ def _decode(body: str) -> Any:
         try:
             text = base64.b64decode(text, validate=True).decode("utf-8")
         except (binascii.Error, UnicodeDecodeError):
-            raise ValueError("neither JSON nor base64-encoded JSON") from None
+            raise NotAStorageEvent("neither JSON nor base64-encoded JSON") from None
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
-        raise ValueError("not valid JSON") from None
+        raise NotAStorageEvent("not valid JSON") from None
 
 
 def _time_ms(text: Any) -> int:
     """Epoch ms of an ISO-8601 time; Event Grid sends 7 fractional digits, Python reads 6."""
     if not isinstance(text, str):
-        raise ValueError("an event without a time")
+        raise NotAStorageEvent("an event without a time")
     text = _FRACTION.sub(lambda m: "." + m.group(1)[:6].ljust(6, "0"), text.replace("Z", "+00:00"))
     moment = datetime.fromisoformat(text)
     if moment.tzinfo is None:
@@ -122,7 +133,7 @@ def _time_ms(text: Any) -> int:
 
 def _azure_event(item: Any) -> Iterator[FileEvent]:
     if not isinstance(item, dict):
-        raise ValueError("an event that is not a JSON object")
+        raise NotAStorageEvent("an event that is not a JSON object")
     kind = item.get("eventType", item.get("type"))
     if kind == "Microsoft.Storage.BlobCreated":
         created = True
@@ -133,15 +144,15 @@ def _azure_event(item: Any) -> Iterator[FileEvent]:
     data = item.get("data")
     subject = item.get("subject")
     if not isinstance(data, dict) or not isinstance(subject, str):
-        raise ValueError(f"a {kind} event without data or subject")
+        raise NotAStorageEvent(f"a {kind} event without data or subject")
     if created and data.get("api") in _AZURE_NOT_YET_WRITTEN:
         return
     match = _BLOB_SUBJECT.match(subject)
     if match is None:
-        raise ValueError(f"a {kind} event whose subject names no blob")
+        raise NotAStorageEvent(f"a {kind} event whose subject names no blob")
     size = data.get("contentLength", -1) if created else -1
     if isinstance(size, bool) or not isinstance(size, int):
-        raise ValueError(f"a {kind} event with a non-integer contentLength")
+        raise NotAStorageEvent(f"a {kind} event with a non-integer contentLength")
     sequencer = data.get("sequencer")
     yield FileEvent(
         CREATED if created else DELETED,
@@ -154,10 +165,10 @@ def _azure_event(item: Any) -> Iterator[FileEvent]:
 
 def _s3_events(records: Any) -> Iterator[FileEvent]:
     if not isinstance(records, list):
-        raise ValueError("Records is not a list")
+        raise NotAStorageEvent("Records is not a list")
     for record in records:
         if not isinstance(record, dict):
-            raise ValueError("a record that is not a JSON object")
+            raise NotAStorageEvent("a record that is not a JSON object")
         name = str(record.get("eventName", "")).removeprefix("s3:")
         if name.startswith("ObjectCreated:"):
             created = True
@@ -167,15 +178,15 @@ def _s3_events(records: Any) -> Iterator[FileEvent]:
             continue  # restores, replication, lifecycle transitions...
         s3 = record.get("s3")
         if not isinstance(s3, dict):
-            raise ValueError(f"an {name} record without s3")
+            raise NotAStorageEvent(f"an {name} record without s3")
         bucket = s3.get("bucket", {}).get("name")
         obj = s3.get("object", {})
         key = obj.get("key")
         if not isinstance(bucket, str) or not isinstance(key, str):
-            raise ValueError(f"an {name} record without bucket name or object key")
+            raise NotAStorageEvent(f"an {name} record without bucket name or object key")
         size = obj.get("size", -1) if created else -1
         if isinstance(size, bool) or not isinstance(size, int):
-            raise ValueError(f"an {name} record with a non-integer size")
+            raise NotAStorageEvent(f"an {name} record with a non-integer size")
         sequencer = obj.get("sequencer")
         yield FileEvent(
             CREATED if created else DELETED,

@@ -150,16 +150,13 @@ def _azure_event(item: Any) -> Iterator[FileEvent]:
     match = _BLOB_SUBJECT.match(subject)
     if match is None:
         raise NotAStorageEvent(f"a {kind} event whose subject names no blob")
-    size = data.get("contentLength", -1) if created else -1
-    if isinstance(size, bool) or not isinstance(size, int):
-        raise NotAStorageEvent(f"a {kind} event with a non-integer contentLength")
-    sequencer = data.get("sequencer")
-    yield FileEvent(
-        CREATED if created else DELETED,
+    yield _file_event(
+        created,
         f"{match.group(1)}/{match.group(2)}",
-        size,
-        _time_ms(item.get("eventTime", item.get("time"))),
-        sequencer if isinstance(sequencer, str) and sequencer else None,
+        data.get("contentLength", -1) if created else -1,
+        item.get("eventTime", item.get("time")),
+        data.get("sequencer"),
+        f"a {kind} event with a non-integer contentLength",
     )
 
 
@@ -184,14 +181,27 @@ def _s3_events(records: Any) -> Iterator[FileEvent]:
         key = obj.get("key")
         if not isinstance(bucket, str) or not isinstance(key, str):
             raise NotAStorageEvent(f"an {name} record without bucket name or object key")
-        size = obj.get("size", -1) if created else -1
-        if isinstance(size, bool) or not isinstance(size, int):
-            raise NotAStorageEvent(f"an {name} record with a non-integer size")
-        sequencer = obj.get("sequencer")
-        yield FileEvent(
-            CREATED if created else DELETED,
+        yield _file_event(
+            created,
             f"{bucket}/{unquote_plus(key)}",
-            size,
-            _time_ms(record.get("eventTime")),
-            sequencer if isinstance(sequencer, str) and sequencer else None,
+            obj.get("size", -1) if created else -1,
+            record.get("eventTime"),
+            obj.get("sequencer"),
+            f"an {name} record with a non-integer size",
         )
+
+
+def _file_event(
+    created: bool, path: str, size: Any, when: Any, sequencer: Any, bad_size: str
+) -> FileEvent:
+    """One file's event from either schema; ``bad_size`` says what is wrong with a size that is
+    not an integer. An empty or non-string sequencer counts as none."""
+    if isinstance(size, bool) or not isinstance(size, int):
+        raise NotAStorageEvent(bad_size)
+    return FileEvent(
+        CREATED if created else DELETED,
+        path,
+        size,
+        _time_ms(when),
+        sequencer if isinstance(sequencer, str) and sequencer else None,
+    )

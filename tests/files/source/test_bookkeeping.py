@@ -122,7 +122,9 @@ def test_admission_max_files_caches_the_rest_and_max_bytes_takes_a_prefix() -> N
 
 
 def test_log_compacts_every_ten_batches_and_restores(tmp_path: Path) -> None:
-    log = SourceLog(resolve(str(tmp_path / "log")))
+    # cleanup delay 0: superseded files go at the compaction (test_source_log_options.py has
+    # the delay itself).
+    log = SourceLog(resolve(str(tmp_path / "log")), cleanup_delay_ms=0)
     log.acquire(60)
     history: list[LogEntry] = []
     for batch in range(12):

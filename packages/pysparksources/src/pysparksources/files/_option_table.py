@@ -95,6 +95,9 @@ __all__ = [
     "SINK_SEP",
     "SINK_TIME_ZONE",
     "SOURCE_ARCHIVE_DIR",
+    "SOURCE_LOG_CLEANUP_DELAY",
+    "SOURCE_LOG_COMPACT_INTERVAL",
+    "SOURCE_LOG_DELETION",
     "SOURCE_LOG_LEASE_TIMEOUT",
     "SOURCE_LOG_LOCATION",
     "TABLE",
@@ -352,6 +355,34 @@ SOURCE_LOG_LEASE_TIMEOUT = Duration(
     doc="A source log lease not renewed for this long is taken over by a new query.",
     default="60s",
     minimum=1.0,
+    uses=Use.READ,
+)
+SOURCE_LOG_COMPACT_INTERVAL = Integer(
+    name="sourceLogCompactInterval",
+    doc="Every this many batches the source log writes a `<id>.compact` file holding the "
+    "earlier batches, so start-up reads one compact file plus the batch files after it "
+    "(Spark's spark.sql.streaming.fileSource.log.compactInterval). A log that already has "
+    "compact files keeps the interval they were written with, as Spark does (logged as a "
+    "warning).",
+    default="10",
+    minimum=1,
+    maximum=INT_MAX,
+    uses=Use.READ,
+)
+SOURCE_LOG_CLEANUP_DELAY = Duration(
+    name="sourceLogCleanupDelay",
+    doc="A source log file superseded by a compact file is deleted (at a compaction) only "
+    "once its modification time is this old, so a reader that listed the log just before "
+    "can still open it (Spark's spark.sql.streaming.fileSource.log.cleanupDelay); a bare "
+    "number is milliseconds, as in Spark.",
+    default="10m",
+    bare_unit="ms",
+    uses=Use.READ,
+)
+SOURCE_LOG_DELETION = Flag(
+    name="sourceLogDeletion",
+    doc="false keeps every source log file (Spark's spark.sql.streaming.fileSource.log.deletion).",
+    default="true",
     uses=Use.READ,
 )
 
@@ -728,6 +759,9 @@ TABLE = OptionTable(
         MAX_PARTITION_BYTES,
         OPEN_COST_IN_BYTES,
         SOURCE_LOG_LEASE_TIMEOUT,
+        SOURCE_LOG_COMPACT_INTERVAL,
+        SOURCE_LOG_CLEANUP_DELAY,
+        SOURCE_LOG_DELETION,
         DISCOVERY,
         QUEUE_URL,
         QUEUE_VISIBILITY_TIMEOUT,

@@ -3,9 +3,18 @@
 Spark keeps this log under the query's checkpoint, which Python sources never see, so pyfile
 keeps it at ``sourceLogLocation`` on any fsspec filesystem, in the layout of Spark's
 ``FileStreamSourceLog``: one file per batch id (first line ``v1``, then one JSON object
-``{"path", "timestamp", "batchId"}`` per file) and every 10th batch a ``<id>.compact`` file
-holding the entries that can still matter, after which older files are deleted: start-up
-reads one compact file plus at most nine batch files, however long the stream has run.
+``{"path", "timestamp", "batchId"}`` per file) and every ``sourceLogCompactInterval``-th batch
+(10 by default, Spark's ``spark.sql.streaming.fileSource.log.compactInterval``) a
+``<id>.compact`` file holding the entries that can still matter: start-up reads the newest
+compact file plus the batch files after it, however long the stream has run.
+
+The interval of a log that already has compact files is the one they were written with, found
+as Spark finds it (:func:`derive_interval`): a new option value only applies to a new log, and
+a differing one is logged as a warning. At each compaction the files of earlier batches are
+deleted once their modification time is ``sourceLogCleanupDelay`` old (10 minutes by default,
+Spark's ``spark.sql.streaming.fileSource.log.cleanupDelay``), so a reader that listed the log
+just before a compaction can still open them; younger ones go at a later compaction.
+``sourceLogDeletion=false`` keeps every file (Spark's ``...fileSource.log.deletion``).
 
 Unlike Spark's compaction (which keeps every entry forever), a compact file drops the entries
 of committed batches older than maxFileAge before the newest file (see :func:`prune`): the
@@ -41,10 +50,20 @@ from typing import Any
 from pysparksources.errors import CheckpointError, SourceLogInUseError
 from pysparksources.files import NAME
 from pysparksources.files._filesystem import FileLocation, create_exclusive
+from pysparksources.files._listing import modification_ms
 
-__all__ = ["COMPACT_INTERVAL", "LogEntry", "SourceLog", "prune"]
+__all__ = [
+    "CLEANUP_DELAY_MS",
+    "COMPACT_INTERVAL",
+    "LogEntry",
+    "SourceLog",
+    "derive_interval",
+    "prune",
+]
 
+# Spark's defaults: spark.sql.streaming.fileSource.log.compactInterval and .cleanupDelay.
 COMPACT_INTERVAL = 10
+CLEANUP_DELAY_MS = 10 * 60 * 1000
 VERSION = "v1"
 LEASE = "lease.json"
 IDENTITY = "identity.json"
@@ -82,6 +101,26 @@ def prune(history: Iterable[LogEntry], threshold: int | None, keep_from: int) ->
     return [e for e in history if e.timestamp >= threshold or e.batch_id >= keep_from]
 
 
+def derive_interval(wanted: int, compacts: Iterable[int]) -> int:
+    """The compact interval of a log whose compact files have batch ids ``compacts``.
+
+    A log keeps the interval it was written with, or compaction batches would no longer be
+    where readers (and Spark) look for them: with two or more compact files it is the gap
+    between the newest two; with one, ``c.compact``, it is the smallest divisor of ``c + 1``
+    that is at least ``wanted`` (``c + 1`` itself when none is); with none, ``wanted``.
+    """
+    newest = sorted(set(compacts), reverse=True)[:2]
+    if len(newest) == 2:
+        return newest[0] - newest[1]
+    if not newest:
+        return wanted
+    span = newest[0] + 1
+    for candidate in range(wanted, span // 2 + 1):
+        if span % candidate == 0:
+            return candidate
+    return span
+
+
 def _parse(text: str, where: str) -> list[LogEntry]:
     lines = text.splitlines()
     if not lines or lines[0].strip() != VERSION:
@@ -115,9 +154,18 @@ def _entry(item: Any) -> LogEntry:
 class SourceLog:
     """Batch id -> files, durable; written only by the lease holder."""
 
-    def __init__(self, location: FileLocation, compact_interval: int = COMPACT_INTERVAL) -> None:
+    def __init__(
+        self,
+        location: FileLocation,
+        compact_interval: int = COMPACT_INTERVAL,
+        cleanup_delay_ms: int = CLEANUP_DELAY_MS,
+        deletion: bool = True,
+    ) -> None:
         self.location = location
-        self.compact_interval = compact_interval
+        self.wanted_interval = compact_interval
+        self.cleanup_delay_ms = cleanup_delay_ms
+        self.deletion = deletion
+        self._interval: int | None = None
         self._fs: Any = location.filesystem()
         self._root = location.path.rstrip("/")
         self._recent: dict[int, list[LogEntry]] = {}
@@ -130,20 +178,52 @@ class SourceLog:
     def _path(self, name: str) -> str:
         return f"{self._root}/{name}"
 
-    def _batch_files(self) -> dict[int, bool]:
-        """Batch id -> is it a compact file, for every log file present."""
+    @property
+    def compact_interval(self) -> int:
+        """The interval this log compacts at: the option's, unless its compact files say
+        otherwise (found once, from the first listing, as Spark does)."""
+        if self._interval is None:
+            self._batch_files()
+        assert self._interval is not None
+        return self._interval
+
+    def _settle_interval(self, compacts: list[int]) -> None:
+        interval = derive_interval(self.wanted_interval, compacts)
+        if interval != self.wanted_interval:
+            log.warning(
+                "%s: the source log at %s was compacted with another interval (compact "
+                "files %s); it keeps compacting every %d batches, not every "
+                "sourceLogCompactInterval=%d (a new interval applies to a new log only)",
+                NAME,
+                self.location.url(),
+                ", ".join(f"{b}.compact" for b in sorted(compacts)[-2:]),
+                interval,
+                self.wanted_interval,
+            )
+        self._interval = interval
+
+    def _listing(self) -> dict[int, tuple[bool, dict[str, Any]]]:
+        """Batch id -> (is it a compact file, fsspec info), for every log file present."""
+        self._fs.invalidate_cache(self._root)
         try:
-            names = self._fs.ls(self._root, detail=False)
+            infos = self._fs.ls(self._root, detail=True)
         except FileNotFoundError:
-            return {}
-        found: dict[int, bool] = {}
-        for name in names:
-            base = str(name).rstrip("/").rsplit("/", 1)[-1]
+            infos = []
+        found: dict[int, tuple[bool, dict[str, Any]]] = {}
+        for info in infos:
+            base = str(info["name"]).rstrip("/").rsplit("/", 1)[-1]
             stem, _, suffix = base.partition(".")
             if stem.isdigit() and suffix in ("", "compact"):
                 batch = int(stem)
-                found[batch] = found.get(batch, False) or suffix == "compact"
+                if batch not in found or suffix:
+                    found[batch] = (suffix == "compact", info)
+        if self._interval is None:
+            self._settle_interval([b for b, (c, _) in found.items() if c])
         return found
+
+    def _batch_files(self) -> dict[int, bool]:
+        """Batch id -> is it a compact file, for every log file present."""
+        return {batch: compact for batch, (compact, _) in self._listing().items()}
 
     def latest_batch_id(self) -> int:
         """The newest batch id in the log, -1 when it is empty."""
@@ -218,8 +298,8 @@ class SourceLog:
         lines.extend(e.to_json() for e in entries)
         self._write_new(self._path(name), ("\n".join(lines) + "\n").encode("utf-8"))
         self._remember(batch_id, entries)
-        if compact:
-            self._delete_before(batch_id)
+        if compact and self.deletion:
+            self.delete_superseded(batch_id)
 
     def _write_new(self, target: str, data: bytes) -> None:
         """Write ``target`` whole, refusing to replace it (a second writer must fail)."""
@@ -298,16 +378,34 @@ class SourceLog:
         record = {"cleanedThrough": batch_id}
         self._fs.pipe_file(self._path(CLEANED), json.dumps(record).encode())
 
-    def _delete_before(self, batch_id: int) -> None:
-        for batch, compact in self._batch_files().items():
-            if batch < batch_id:
-                name = f"{batch}.compact" if compact else str(batch)
-                try:
-                    self._fs.rm(self._path(name))
-                except OSError as error:  # a leftover file only costs start-up time
-                    log.warning(
-                        "%s: could not delete old source log file %s: %s", NAME, name, error
-                    )
+    def delete_superseded(self, batch_id: int, now_ms: int | None = None) -> list[int]:
+        """Delete the files of batches before compaction batch ``batch_id`` whose modification
+        time is at least cleanupDelay old; returns the batch ids deleted.
+
+        Younger files stay for readers that listed the log before this compaction; a later
+        compaction deletes them. Failures are logged, never raised: a leftover file only costs
+        a listing entry (start-up reads from the newest compact file on).
+        """
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        expired = now - self.cleanup_delay_ms
+        deleted: list[int] = []
+        try:
+            listing = self._listing()
+        except OSError as error:  # the batch is written; the next compaction retries
+            log.warning("%s: could not list the source log to delete old files: %s", NAME, error)
+            return deleted
+        for batch, (compact, info) in sorted(listing.items()):
+            if batch >= batch_id or modification_ms(info) > expired:
+                continue
+            name = f"{batch}.compact" if compact else str(batch)
+            try:
+                self._fs.rm_file(self._path(name))
+                deleted.append(batch)
+            except FileNotFoundError:
+                pass
+            except OSError as error:  # a leftover file only costs start-up time
+                log.warning("%s: could not delete old source log file %s: %s", NAME, name, error)
+        return deleted
 
     # -- lease -------------------------------------------------------------------------
     def _lease_record(self) -> dict[str, Any] | None:

@@ -164,6 +164,10 @@ class SourceConfig:
     inference: InferenceOptions
     schema_policy: SchemaPolicy
     notifications: NotificationOptions | None  # None: discovery=listing
+    # The source log: sourceLogCompactInterval, sourceLogCleanupDelay, sourceLogDeletion.
+    log_compact_interval: int
+    log_cleanup_delay_ms: int
+    log_deletion: bool
 
     @property
     def effective_max_file_age_ms(self) -> int | None:

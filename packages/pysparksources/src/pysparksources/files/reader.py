@@ -194,7 +194,12 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         if problem is not None:  # the log's batch files must never be replaced
             error = OptionError.invalid(NAME, "sourceLogLocation", problem, cfg.log_location.url())
             raise error.bare() from None
-        source_log = SourceLog(cfg.log_location)
+        source_log = SourceLog(
+            cfg.log_location,
+            compact_interval=cfg.log_compact_interval,
+            cleanup_delay_ms=cfg.log_cleanup_delay_ms,
+            deletion=cfg.log_deletion,
+        )
         source_log.acquire(cfg.lease_timeout_s)
         history = source_log.restore()
         seen = SeenFiles(cfg.effective_max_file_age_ms, cfg.file_name_only)

@@ -12,7 +12,13 @@ from azure.eventhub import EventData
 
 from pysparksources._core.option_table import Use
 from pysparksources.errors import OptionError
-from pysparksources.eventhubs._receivers import PositionedReceiver, acquire, close_all, release
+from pysparksources.eventhubs._receivers import (
+    PositionedReceiver,
+    acquire,
+    close_all,
+    release,
+    skip_limit,
+)
 from pysparksources.eventhubs.config import SourceConfig
 from pysparksources.eventhubs.options import parse_options
 from pysparksources.eventhubs.planning import EventHubPartition
@@ -86,6 +92,60 @@ def test_a_cached_receiver_serves_only_tasks_with_the_settings_it_was_built_with
     receiver, how = acquire(_config(conn, useExclusiveReceiver="true"), "0", 10)
     assert how == "miss", "an exclusive task reused a non-epoch receiver"
     assert _read(receiver, 12) == [10, 11]
+    release(receiver, ok=False)
+
+
+def _settled(receiver: PositionedReceiver) -> int:
+    """Events a parked receiver holds once it stops growing (1 s without change)."""
+    deadline = time.monotonic() + 60
+    last, since = -1, time.monotonic()
+    while time.monotonic() - since < 1.0:
+        assert time.monotonic() < deadline, "the parked receiver kept growing"
+        held = receiver.waiting()[0]
+        if held != last:
+            last, since = held, time.monotonic()
+        time.sleep(0.05)
+    return last
+
+
+def test_a_parked_receiver_reads_ahead_by_events_not_by_the_sdks_batches(
+    eventhubs_emulator: EventHubsEmulator,
+) -> None:
+    # A steady trickle reaches the SDK in small batches. Counted in batches, a parked
+    # receiver stopped 4 of them ahead and the next task received the rest on its own clock.
+    conn = eventhubs_emulator.connection_string("test")
+    config = _config(conn, prefetchCount="20", receiveBatchSize="25")  # reads 100 ahead
+    receiver, how = acquire(config, "0", 0)
+    assert how == "miss"
+    send(conn, ["first"], partition_id="0")
+    assert _read(receiver, 1) == [0]
+    release(receiver, ok=True)
+    for first in range(1, 241, 5):  # 48 sends of 5 events, each its own SDK delivery
+        send(conn, [f"e{first + i}" for i in range(5)], partition_id="0")
+    held = _settled(receiver)
+    assert 100 - 5 < held <= 100, f"a parked receiver holds {held} events, expected ~100"
+    receiver, how = acquire(config, "0", 1)
+    assert how == "hit" and _read(receiver, 241) == list(range(1, 241))
+    release(receiver, ok=False)
+
+
+def test_a_receiver_behind_by_what_it_reads_ahead_skips_forward_beyond_that_is_rebuilt(
+    eventhubs_emulator: EventHubsEmulator,
+) -> None:
+    conn = eventhubs_emulator.connection_string("test")
+    config = _config(conn, prefetchCount="10", receiveBatchSize="10")
+    limit = skip_limit(config)
+    assert limit == 10 + 4 * 10  # the SDK's prefetch plus the receiver's own read-ahead
+    send(conn, [f"e{i}" for i in range(2 * limit + 10)], partition_id="0")
+    receiver, _ = acquire(config, "0", 0)
+    assert _read(receiver, 2) == [0, 1]
+    release(receiver, ok=True)
+    # Another worker read 2..2+limit: this one stands exactly `limit` behind and skips.
+    receiver, how = acquire(config, "0", 2 + limit)
+    assert how == "skip" and _read(receiver, 4 + limit) == [2 + limit, 3 + limit]
+    release(receiver, ok=True)
+    receiver, how = acquire(config, "0", 5 + 2 * limit)  # one more than `limit` behind
+    assert how == "miss" and _read(receiver, 6 + 2 * limit) == [5 + 2 * limit]
     release(receiver, ok=False)
 
 

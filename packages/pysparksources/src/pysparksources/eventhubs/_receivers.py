@@ -43,6 +43,7 @@ __all__ = [
     "close_all",
     "reap_once",
     "release",
+    "skip_limit",
 ]
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,11 @@ log = logging.getLogger(__name__)
 # then wakes 50 times a second, far below the spin check's share of a core. WebSockets keep
 # the SDK's 1 s: their reads are not framed the same way.
 _SOCKET_TIMEOUT_S = 0.02
-_QUEUE_BATCHES = 4  # bounds how far a receiver reads ahead: 4 x receiveBatchSize events
+# How far a receiver reads ahead, in events: 4 x receiveBatchSize (and the byte budget). Counted
+# in events, not in the SDK's batches: at a steady trickle the SDK hands over batches of a few
+# events, and a bound of 4 batches parked a receiver ~200 events ahead at 1,000 events/s, so
+# the next task received the rest on its own clock (~100 ms for 1,000 events, not ~10 ms).
+_QUEUE_BATCHES = 4
 # Python objects of one received event besides its body (EventData, annotations): ~1.4 KB
 # measured with tracemalloc on azure-eventhub 5.15.
 _EVENT_OVERHEAD_BYTES = 1536
@@ -165,9 +170,10 @@ class PositionedReceiver:
         self.last_used = time.monotonic()
         self._active = True  # read by a task (or the driver) now, not parked
         self._pending: list[Any] = []
-        self._queue: queue.Queue[tuple[list[Any], int] | BaseException] = queue.Queue(
-            _QUEUE_BATCHES
-        )
+        self._queue: queue.Queue[tuple[list[Any], int] | BaseException] = queue.Queue()
+        self._ahead = threading.Condition()  # guards _queued; signalled as tasks take events
+        self._queued = 0  # events in the queue
+        self._ahead_limit = _QUEUE_BATCHES * config.receive_batch_size
         self._stop = threading.Event()
         self._failed = False
         self._deliveries = 0
@@ -215,12 +221,24 @@ class PositionedReceiver:
         return error if refused is None else refused.bare()
 
     def _put(self, item: tuple[list[Any], int] | BaseException) -> None:
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=0.2)
-                return
-            except queue.Full:
-                continue
+        """Queue events once fewer than the read-ahead limit wait (always when none do);
+        an error at once."""
+        if isinstance(item, BaseException):
+            self._queue.put(item)
+            return
+        count = len(item[0])
+        with self._ahead:
+            while self._queued and self._queued + count > self._ahead_limit:
+                if self._stop.is_set():
+                    return
+                self._ahead.wait(0.2)
+            self._queued += count
+        self._queue.put(item)
+
+    def _taken(self, count: int) -> None:
+        with self._ahead:
+            self._queued -= count
+            self._ahead.notify_all()
 
     def _on_batch(self, _context: Any, events: list[Any]) -> None:
         """Queue the SDK's batch in chunks that fit the process's byte budget (blocking the
@@ -290,6 +308,7 @@ class PositionedReceiver:
             raise item
         events, size = item
         _BUDGET.release(self, size)
+        self._taken(len(events))
         return events
 
     def take(
@@ -467,13 +486,27 @@ def reap_once() -> list[PositionedReceiver]:
     return list(stale.values())
 
 
+def skip_limit(config: SourceConfig) -> int:
+    """How far behind a task's start a cached receiver may stand and still be reused.
+
+    A parked receiver keeps reading ahead: up to ``_QUEUE_BATCHES`` batches in its queue plus
+    the SDK's prefetch, so events that far ahead are (or were about to be) in this process
+    already and dropping them is nearly free, while a new link costs a connection, a token
+    and an attach (0.1-0.5 s on the emulator, more against Azure). Spark hands a partition's
+    batches to whichever Python worker is idle, and with a Python sink each task holds two
+    workers, so a partition's receiver is often a few batches behind: with the SDK's prefetch
+    alone as the limit, most tasks of a pyeventhub -> pyfile stream at 1,000 events/s missed.
+    """
+    return config.prefetch + _QUEUE_BATCHES * config.receive_batch_size
+
+
 def acquire(config: SourceConfig, partition_id: str, start: int) -> tuple[PositionedReceiver, str]:
     """A receiver whose next event is ``start`` and how it was found: hit, skip or miss.
 
-    ``hit``: the cached receiver stands exactly there. ``skip``: it stands a little behind
-    (at most ``prefetchCount`` events, usually already prefetched), as happens when Spark hands
-    consecutive batches of a partition to two Python workers in turn; it drops those events,
-    cheaper than a new link. ``miss``: a new receiver.
+    ``hit``: the cached receiver stands exactly there. ``skip``: it stands behind by no more
+    than it holds while parked (:func:`skip_limit`), as happens when Spark hands consecutive
+    batches of a partition to other Python workers in turn; it drops those events, cheaper
+    than a new link. ``miss``: a new receiver.
     """
     global _REAPER
     with _LOCK:
@@ -486,7 +519,7 @@ def acquire(config: SourceConfig, partition_id: str, start: int) -> tuple[Positi
         behind = start - cached.next_seq
         if behind == 0:
             return cached, "hit"
-        if 0 < behind <= config.prefetch:
+        if 0 < behind <= skip_limit(config):
             try:
                 for _ in cached.take(start, lambda _expected, _got: None):
                     pass  # another worker read these; a gap here loses nothing of ours

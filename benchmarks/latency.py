@@ -37,6 +37,7 @@ __all__ = ["HELP", "SPARK", "add_arguments", "run", "source_options"]
 HELP = "end-to-end latency pyeventhub -> pyfile vs the SDK consumer writing parquet"
 SPARK = True
 _PIECES = [sys.executable, "-m", "benchmarks._latency_pieces"]
+OURS = "pyeventhub -> pyfile"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,17 +60,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a pyeventhub option for the measured pipeline (repeatable), e.g. "
         "partitionInfoCacheInterval=250ms",
     )
+    parser.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE[,NAME=VALUE]",
+        help="also run the measured pipeline with these pyeventhub options on top, in the same "
+        "run, as a row of its own (repeatable), e.g. partitionInfoCacheInterval=250ms",
+    )
 
 
 def source_options(args: argparse.Namespace) -> dict[str, str]:
     """``--source-option NAME=VALUE`` as a dict; a malformed one is an argument error."""
+    return _pairs(args.source_option, "--source-option")
+
+
+def _pairs(items: list[str], flag: str) -> dict[str, str]:
     options = {}
-    for item in args.source_option:
+    for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:
-            raise SystemExit(f"--source-option {item!r}: expected NAME=VALUE")
+            raise SystemExit(f"{flag} {item!r}: expected NAME=VALUE")
         options[name] = value
     return options
+
+
+def _variants(args: argparse.Namespace) -> dict[str, dict[str, str]]:
+    """Row label -> pyeventhub options: the measured pipeline, then each ``--also``."""
+    base = source_options(args)
+    found = {OURS: base}
+    for item in args.also:
+        found[f"{OURS} [{item}]"] = {**base, **_pairs(item.split(","), "--also")}
+    return found
 
 
 class _Visible:
@@ -151,8 +173,48 @@ def _figures(latencies: list[float], sent: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _into_pyfile(source: Any, work: Path) -> Any:
+    """Start ``source`` -> pyfile (parquet) under ``work``, Spark's default trigger."""
+    return (
+        source.writeStream.format("pyfile")
+        .option("format", "parquet")
+        .option("path", str(work / "out"))
+        .option("checkpointLocation", str(work / "ck"))
+        .start()
+    )
+
+
+def _drain(query: Any, visible: _Visible, total: int, timeout: float, what: str) -> None:
+    """Wait until ``total`` rows are visible; the query's own failure first."""
+    _wait(
+        lambda: visible.rows >= total or query.exception() is not None,
+        timeout,
+        f"{total} rows of {what} visible",
+    )
+    if query.exception() is not None:
+        raise RuntimeError(f"{what} failed: {query.exception()}")
+
+
+def _measured(query: Any, visible: _Visible, sent: dict[str, Any], since: float) -> dict[str, Any]:
+    """Latency figures of the rows enqueued from ``since`` on, with the batches run since."""
+    batches = [
+        p["durationMs"]["triggerExecution"]
+        for p in query.recentProgress
+        if p["numInputRows"] > 0 and p["timestamp"] >= _iso(since)
+    ]
+    figures = _figures(visible.latencies_ms(since=since), sent)
+    figures["batch ms"] = round(statistics.median(batches)) if batches else 0
+    figures["batches"] = len(batches)
+    return figures
+
+
 def _pipeline(
-    spark: Any, conn: str, env: dict[str, str], rate: int, args: argparse.Namespace
+    spark: Any,
+    conn: str,
+    env: dict[str, str],
+    rate: int,
+    args: argparse.Namespace,
+    options: dict[str, str],
 ) -> dict[str, Any]:
     """pyeventhub -> pyfile from the end of the hub while the sender runs at ``rate``.
 
@@ -162,44 +224,26 @@ def _pipeline(
     work = Path(tempfile.mkdtemp(prefix="pysparksources-latency-"))
     visible = _Visible()
     try:
-        query = (
+        source = (
             spark.readStream.format("pyeventhub")
             .option("connectionString", conn)
-            .options(**source_options(args))
+            .options(**options)
             .load()
             .select("enqueuedTime")
-            .writeStream.format("pyfile")
-            .option("format", "parquet")
-            .option("path", str(work / "out"))
-            .option("checkpointLocation", str(work / "ck"))
-            .start()
         )
+        query = _into_pyfile(source, work)
         try:
             _wait(lambda: query.lastProgress is not None, 120, "the query's first batch")
             with ManifestWatcher(work / "out", visible.add):
                 warm = _send(env, rate, args.warmup, args)
                 sent = _send(env, rate, args.seconds, args)
                 total = warm["sent"] + sent["sent"]
-                _wait(
-                    lambda: visible.rows >= total or query.exception() is not None,
-                    args.drain_timeout,
-                    f"{total} events visible",
-                )
-            if query.exception() is not None:
-                raise RuntimeError(f"the pipeline failed: {query.exception()}")
+                _drain(query, visible, total, args.drain_timeout, "the pipeline")
         finally:
             query.stop()
         if visible.rows != total:
             raise RuntimeError(f"sent {total} events but {visible.rows} rows are visible")
-        batches = [
-            p["durationMs"]["triggerExecution"]
-            for p in query.recentProgress
-            if p["numInputRows"] > 0 and p["timestamp"] >= _iso(sent["started"])
-        ]
-        figures = _figures(visible.latencies_ms(since=sent["started"]), sent)
-        figures["batch ms"] = round(statistics.median(batches))
-        figures["batches"] = len(batches)
-        return figures
+        return _measured(query, visible, sent, since=sent["started"])
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -217,41 +261,23 @@ def _floor(spark: Any, rate: int, args: argparse.Namespace) -> dict[str, Any]:
     try:
         with ManifestWatcher(work / "out", visible.add):
             started = time.time()
-            query = (
+            source = (
                 spark.readStream.format("pybench_clock")
                 .option("rowsPerSecond", per_second)
                 .option("totalRows", total)
                 .option("numPartitions", args.partitions)
                 .load()
-                .writeStream.format("pyfile")
-                .option("format", "parquet")
-                .option("path", str(work / "out"))
-                .option("checkpointLocation", str(work / "ck"))
-                .start()
             )
+            query = _into_pyfile(source, work)
             try:
-                _wait(
-                    lambda: visible.rows >= total or query.exception() is not None,
-                    args.drain_timeout + args.warmup + args.seconds,
-                    f"{total} floor rows visible",
-                )
-                if query.exception() is not None:
-                    raise RuntimeError(f"the floor pipeline failed: {query.exception()}")
+                timeout = args.drain_timeout + args.warmup + args.seconds
+                _drain(query, visible, total, timeout, "the floor pipeline")
             finally:
                 query.stop()
         # The source's clock starts at its first initialOffset, a moment after start().
         origin = min(visible.first_enqueued(), default=started)
-        measured_from = origin + args.warmup
-        batches = [
-            p["durationMs"]["triggerExecution"]
-            for p in query.recentProgress
-            if p["numInputRows"] > 0 and p["timestamp"] >= _iso(measured_from)
-        ]
         sent = {"sent": int(per_second * args.seconds), "rate": per_second}
-        figures = _figures(visible.latencies_ms(since=measured_from), sent)
-        figures["batch ms"] = round(statistics.median(batches)) if batches else 0
-        figures["batches"] = len(batches)
-        return figures
+        return _measured(query, visible, sent, since=origin + args.warmup)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -349,17 +375,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with emulator_process("latency", args.partitions) as conn:
         env = {**os.environ, CONNECTION_ENV: conn}
         for label, rate in rates.items():
-            ours = _pipeline(spark, conn, env, rate, args)
+            rows = {
+                name: _pipeline(spark, conn, env, rate, args, options)
+                for name, options in _variants(args).items()
+            }
+            ours = rows[OURS]
             anchor = _anchor(env, rate, args)
             floor = _floor(spark, rate, args)
             results[label] = {
-                "pyeventhub -> pyfile": ours,
+                **rows,
                 "SDK consumer -> parquet": anchor,
                 "python floor -> pyfile": floor,
             }
             results[label]["ratios"] = latency_ratios(ours, anchor, floor)
+            for name, row in rows.items():
+                if name != OURS:
+                    for key, value in latency_ratios(row, anchor, floor).items():
+                        results[label]["ratios"][f"{name[len(OURS) + 1 :]} {key}"] = value
             print(f"rate {label}: ours {ours}, anchor {anchor}, floor {floor}", flush=True)
-        results["first rows s"] = _first_batch(spark, conn, args)
+        if args.first_rounds:
+            results["first rows s"] = _first_batch(spark, conn, args)
     spark.stop()
     _print(results, rates)
     return results
@@ -399,7 +434,9 @@ def _print(results: dict[str, Any], rates: dict[str, int]) -> None:
             for name, value in results[label]["ratios"].items()
         )
         print(f"rate {label}: {cells}")
-    first = results["first rows s"]
+    first = results.get("first rows s")
+    if first is None:
+        return
     ours, native = first["pyeventhub -> pyfile"], first["rate-micro-batch -> parquet"]
     print(
         f"\nfirst rows visible after start(): pyeventhub -> pyfile {ours:.2f} s, "

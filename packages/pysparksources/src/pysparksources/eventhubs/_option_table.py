@@ -53,6 +53,7 @@ __all__ = [
     "MAX_BATCH_BYTES",
     "MAX_EVENTS_PER_PARTITION",
     "MAX_EVENTS_PER_TRIGGER",
+    "MAX_PARKED_RECEIVERS",
     "MAX_RETRIES",
     "MAX_TRIGGER_DELAY",
     "MIN_EVENTS_PER_TRIGGER",
@@ -368,6 +369,18 @@ RECEIVER_IDLE_TIMEOUT = Duration(
     iso=True,
     uses=Use.READ,
 )
+MAX_PARKED_RECEIVERS = Integer(
+    name="maxParkedReceivers",
+    doc="Most receivers one machine keeps parked per partition between tasks, all its Python "
+    "workers together; a worker opening a new link asks the most recently parked beyond this "
+    "to close. Event Hubs allows 5 readers per partition and consumer group, and Spark hands "
+    "a partition's batches to any idle worker, so without a limit each worker parks its own. "
+    "With N executors reading one consumer group, (N - 1) x this + 1 must stay within 5.",
+    default="3",
+    minimum=0,
+    maximum=4,
+    uses=Use.READ,
+)
 RECEIVER_BUFFER_BYTES = Size(
     name="receiverBufferBytes",
     doc="Most bytes of received events the cached receivers of one Python worker hold ahead "
@@ -602,6 +615,7 @@ TABLE = OptionTable(
         USE_EXCLUSIVE_RECEIVER,
         PARTITION_PREFERRED_LOCATION_STRATEGY,
         RECEIVER_IDLE_TIMEOUT,
+        MAX_PARKED_RECEIVERS,
         RECEIVER_BUFFER_BYTES,
         PARTITION_INFO_CACHE_INTERVAL,
         PARTITION_DISCOVERY_INTERVAL,

@@ -26,6 +26,7 @@ import logging
 import queue
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
@@ -34,13 +35,21 @@ from pysparksources.errors import ServiceTimeoutError
 from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs._group_check import GroupCheck
 from pysparksources.eventhubs._outages import RECEIVER_CLIENT
-from pysparksources.eventhubs._refusals import refusal
+from pysparksources.eventhubs._parked_links import (
+    Slot,
+    ask_to_close,
+    is_asked_to_close,
+    parked,
+    unparked,
+)
+from pysparksources.eventhubs._refusals import condition, refusal
 from pysparksources.eventhubs.config import SourceConfig
 
 __all__ = [
     "PositionedReceiver",
     "acquire",
     "close_all",
+    "free_links_after",
     "reap_once",
     "release",
     "skip_limit",
@@ -160,6 +169,10 @@ class PositionedReceiver:
     ) -> None:
         self.config = config
         self.partition_id = partition_id
+        # Registered while parked, so the machine's workers together stay within Event Hubs'
+        # five readers per partition (_parked_links).
+        self.slot = Slot(config.connection.describe(), config.consumer_group, partition_id)
+        self.token = uuid.uuid4().hex[:12]
         self.next_seq: int | None = (
             (position if inclusive else position + 1) if isinstance(position, int) else None
         )
@@ -422,6 +435,7 @@ class PositionedReceiver:
             self._put(check.error.bare())
 
     def close(self) -> None:
+        unparked(self.slot, self.token)
         self._stop.set()
         if self._group_check is not None:
             self._group_check.cancel()
@@ -471,7 +485,8 @@ def reap_once() -> list[PositionedReceiver]:
         spinning = {k for k, r in _CACHE.items() if r.spinning()}
         idle = {k for k, r in _CACHE.items() if now - r.last_used > r.config.idle_timeout_s}
         failed = {k for k, r in _CACHE.items() if r.failed}
-        stale = {k: _CACHE.pop(k) for k in spinning | idle | failed}
+        asked = {k for k, r in _CACHE.items() if is_asked_to_close(r.slot, r.token)}
+        stale = {k: _CACHE.pop(k) for k in spinning | idle | failed | asked}
     for key, receiver in stale.items():
         if key in spinning:
             log.warning(
@@ -514,6 +529,8 @@ def acquire(config: SourceConfig, partition_id: str, start: int) -> tuple[Positi
         if _REAPER is None:
             _REAPER = threading.Thread(target=_reap, daemon=True, name="eh-receiver-reaper")
             _REAPER.start()
+    if cached is not None:
+        unparked(cached.slot, cached.token)  # in a task now, whatever comes of it
     if cached is not None and cached.alive and cached.next_seq is not None:
         cached.reuse(config)
         behind = start - cached.next_seq
@@ -529,12 +546,19 @@ def acquire(config: SourceConfig, partition_id: str, start: int) -> tuple[Positi
                 return cached, "skip"
     if cached is not None:
         cached.close()
-    return PositionedReceiver(config, partition_id, start), "miss"
+    receiver = PositionedReceiver(config, partition_id, start)
+    # A new link: other workers on this machine park at most maxParkedReceivers - 1 beside
+    # the one this task will park.
+    ask_to_close(receiver.slot, keep=config.max_parked - 1)
+    return receiver, "miss"
 
 
 def release(receiver: PositionedReceiver, ok: bool) -> None:
     """Park a receiver for the next task (or close it after a failed task)."""
     if not ok or not receiver.alive:
+        receiver.close()
+        return
+    if receiver.config.max_parked == 0:
         receiver.close()
         return
     receiver.park()
@@ -543,6 +567,23 @@ def release(receiver: PositionedReceiver, ok: bool) -> None:
         _CACHE[_key(receiver.config, receiver.partition_id)] = receiver
     if previous is not None and previous is not receiver:
         previous.close()
+    parked(receiver.slot, receiver.token)
+
+
+def free_links_after(error: BaseException, receiver: PositionedReceiver) -> None:
+    """After Event Hubs refused a link for its reader limit, ask every receiver parked on this
+    machine for that partition to close, so the task's next attempt finds a place."""
+    if condition(error) == "amqp:resource-limit-exceeded":
+        asked = ask_to_close(receiver.slot, keep=0)
+        log.info(
+            "%s: partition %s of %s has Event Hubs' five readers of consumer group %s; asked "
+            "%d receivers parked on this machine to close",
+            NAME,
+            receiver.partition_id,
+            receiver.config.connection.describe(),
+            receiver.config.consumer_group,
+            asked,
+        )
 
 
 def close_all() -> None:

@@ -99,6 +99,7 @@ class SourceConfig:
     exclusive: bool
     locality: str
     idle_timeout_s: float
+    max_parked: int
     buffer_bytes: int
     info_cache_s: float
     discovery_s: float

@@ -43,7 +43,12 @@ from pysparksources.eventhubs._checkpoint_store import CheckpointStore, Committe
 from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo
 from pysparksources.eventhubs._outages import OutageBudget
 from pysparksources.eventhubs._positions import START, Position
-from pysparksources.eventhubs._receivers import PositionedReceiver, acquire, release
+from pysparksources.eventhubs._receivers import (
+    PositionedReceiver,
+    acquire,
+    free_links_after,
+    release,
+)
 from pysparksources.eventhubs._refusals import CONFIRM
 from pysparksources.eventhubs.config import SourceConfig
 from pysparksources.eventhubs.planning import EventHubPartition, plan_partitions
@@ -492,6 +497,7 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
                     raise
                 pause = outage.retry(error, receiver.next_seq, part.until)
                 receiver.close()
+                free_links_after(error, receiver)
                 time.sleep(pause)
                 receiver = PositionedReceiver(cfg, part.partition_id, receiver.next_seq)
         if buffered:

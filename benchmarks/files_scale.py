@@ -34,24 +34,41 @@ only shortens the unmeasured catch-up). The discovery, admission and source log 
 product's own.
 
 Spark's file source lists every file again at each trigger, through a Spark job over the
-folders; on this machine its first listing of 1,000,000 local files took about five minutes,
-so ``--spark-max-files`` leaves it out of the larger steps when the run must stay short.
+folders. At 1,000,000 local files, on this machine, its first trigger after the restart (the
+step's backlog) took about 4 minutes and each later one about 18 s; its driver held 1.4 GB
+live, so the session gets ``--driver-memory`` (8g). ``--spark-max-files`` leaves it out of
+the larger steps when the run must stay short; a step it does not finish within
+``--spark-timeout`` (or fails) is reported and the run goes on without it.
 
 Then, on Azurite (``--azurite-steps``; blob and queue servers from ``.tools``), pyfile in both
 modes over ``abfs://`` with real Event Grid-shaped messages in a real Storage queue, its
 HTTP requests counted at the Azure SDK's transport. Spark's file source cannot read Azurite
 without hadoop-azure, so only pyfile runs there.
+
+A step's new blobs are not uploaded one request each (``--azurite-backlog seed``): Azurite
+finds a blob by scanning every blob of the account (LokiJS uses the index of the query's first
+field, the account name), so an upload costs time in proportion to the blobs already stored.
+Here, 64 concurrent uploads with the SDK's async client went at about 340 blobs/s into an empty
+container and 67/s between 10,000 and 30,000 blobs; 8 threads did no better (90,000 uploads
+after the first 10,000 ran over 18 minutes). The step's blobs are therefore
+written into the blob service's database while it is stopped (one extent file holds their
+bytes; it starts again on the same port, and what pyfile reads is what an upload makes), and
+their Event Grid messages are sent to the queue ``--upload-concurrency`` at a time. The
+triggers' new blobs are uploaded through the SDK, one event a message, as Event Grid sends
+them; ``--azurite-backlog upload`` uploads the backlog too.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import base64
 import contextlib
 import gc
 import json
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -61,9 +78,9 @@ import tracemalloc
 import types
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote_plus
@@ -96,6 +113,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=10_000_000,
         help="run Spark's file source only at steps up to this many files",
     )
+    parser.add_argument(
+        "--driver-memory",
+        default="8g",
+        help="spark.driver.memory of the session (Spark's listing of 1,000,000 files)",
+    )
+    parser.add_argument(
+        "--spark-timeout",
+        type=float,
+        default=3600,
+        help="seconds Spark's file source may take for a step's backlog or one trigger; "
+        "past it (or on any failure) Spark is left out of that step and the later ones",
+    )
     parser.add_argument("--files-per-hour", type=int, default=1_000)
     parser.add_argument("--max-file-age", default="1d")
     parser.add_argument("--work", default="/tmp/pysparksources-bench-scale")
@@ -103,9 +132,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--azurite-steps",
         type=int,
         nargs="*",
-        default=[10_000],
-        help="blob counts on Azurite (none skips it); Azurite's blob service slows as it fills: "
-        "uploading 90,000 more blobs after the first 10,000 ran over 18 minutes here",
+        default=[10_000, 100_000],
+        help="blob counts on Azurite (none skips it)",
+    )
+    parser.add_argument(
+        "--azurite-backlog",
+        choices=("seed", "upload"),
+        default="seed",
+        help="how a step's new blobs reach Azurite: written into its database while it is "
+        "stopped (seed), or uploaded (each upload costs time in proportion to the blobs "
+        "already there: under 100/s past 10,000 blobs here); the triggers' new blobs are uploaded",
+    )
+    parser.add_argument(
+        "--upload-concurrency",
+        type=int,
+        default=64,
+        help="blobs uploaded (and queue messages sent) at once to Azurite",
     )
     parser.add_argument("--no-spark", action="store_true")
     parser.add_argument("--plot", default=str(REPOSITORY / "docs" / "img" / "files-scale.png"))
@@ -468,9 +510,11 @@ def measure_pyfile(
 class SparkStream:
     """Spark's JSON file stream into ``noop``, restarted from its checkpoint at every step."""
 
-    def __init__(self, spark: Any, folder: Path, checkpoint: Path, max_file_age: str) -> None:
+    def __init__(
+        self, spark: Any, folder: Path, checkpoint: Path, max_file_age: str, timeout: float
+    ) -> None:
         self.spark, self.folder, self.checkpoint = spark, folder, checkpoint
-        self.max_file_age = max_file_age
+        self.max_file_age, self.timeout = max_file_age, timeout
         self.rows = 0
         self._batches: set[int] = set()
         self.query: Any = None
@@ -487,9 +531,9 @@ class SparkStream:
             .start()
         )
 
-    def wait_for(self, rows: int, timeout: float = 3600) -> list[dict[str, Any]]:
+    def wait_for(self, rows: int) -> list[dict[str, Any]]:
         """Until ``rows`` rows in all were read; the progress of the batches that read rows."""
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + self.timeout
         found: list[dict[str, Any]] = []
         while self.rows < rows:
             if self.query.exception() is not None:
@@ -524,8 +568,16 @@ def measure_spark(
     stream: SparkStream, lake: Lake, triggers: int, new_files: Callable[[], object]
 ) -> Figures:
     figures = Figures()
+    t0 = time.monotonic()
     stream.start()
-    stream.wait_for(lake.count)  # the step's backlog: not measured
+    backlog = stream.wait_for(lake.count)  # the step's backlog: not measured
+    durations = ", ".join(
+        f"latestOffset {p['durationMs'].get('latestOffset', 0) / 1000:.0f}s + getBatch "
+        f"{p['durationMs'].get('getBatch', 0) / 1000:.0f}s of "
+        f"{p['durationMs'].get('triggerExecution', 0) / 1000:.0f}s"
+        for p in backlog
+    )
+    print(f"  Spark: backlog taken in {time.monotonic() - t0:.0f}s ({durations})", flush=True)
     discovered = stream.files_discovered()
     batches = 0
     for _ in range(triggers):
@@ -600,14 +652,16 @@ def _run_local(
         spark = bench_session(
             args,
             **{
-                "spark.driver.memory": "4g",
+                "spark.driver.memory": args.driver_memory,
                 # The backlog of a step is read in a few large tasks, not one per 32 files:
                 # it is not measured, and a million tasks would take most of the run.
                 "spark.sql.files.openCostInBytes": "1",
                 "spark.sql.shuffle.partitions": "2",
             },
         )
-        spark_stream = SparkStream(spark, lake.root, work / "spark-checkpoint", args.max_file_age)
+        spark_stream = SparkStream(
+            spark, lake.root, work / "spark-checkpoint", args.max_file_age, args.spark_timeout
+        )
 
     def new_files(hidden_first: bool = False) -> list[tuple[str, int, int]]:
         made = lake.add(args.per_trigger, hidden_first)
@@ -631,10 +685,21 @@ def _run_local(
         if spark_stream is not None and step <= args.spark_max_files:
             triggers = args.spark_triggers_large if step >= 1_000_000 else args.triggers
             t0 = time.monotonic()
-            figures["spark"] = measure_spark(
-                spark_stream, lake, triggers, lambda: new_files(hidden_first=True)
-            )
-            print(f"  Spark: backlog and {triggers} triggers in {time.monotonic() - t0:.0f}s")
+            try:
+                figures["spark"] = measure_spark(
+                    spark_stream, lake, triggers, lambda: new_files(hidden_first=True)
+                )
+            except Exception as error:  # keep pyfile's figures; report what Spark did
+                print(
+                    f"  Spark failed at {step:,} files after {time.monotonic() - t0:.0f}s, "
+                    f"left out from here: {type(error).__name__}: {str(error)[:2000]}",
+                    flush=True,
+                )
+                with contextlib.suppress(Exception):
+                    spark_stream.stop()
+                spark_stream = None
+            else:
+                print(f"  Spark: backlog and {triggers} triggers in {time.monotonic() - t0:.0f}s")
         row = {"files": step, **{k: f.summary() for k, f in figures.items()}}
         rows.append(row)
         _print_step(row)
@@ -672,59 +737,176 @@ def _print_step(row: dict[str, Any]) -> None:
 
 
 # -- Azurite -------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def azurite_servers(work: Path) -> Iterator[tuple[int, int]]:
-    """Azurite's blob and queue services from ``.tools`` on free ports of 127.0.0.1."""
-    import socket
+class Azurite:
+    """Azurite's blob and queue services from ``.tools`` on free ports of 127.0.0.1.
 
-    tools = REPOSITORY / ".tools" / "node_modules" / ".bin"
-    processes = []
-    ports = []
-    try:
-        for service in ("blob", "queue"):
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                port = s.getsockname()[1]
-            folder = work / f"azurite-{service}"
-            folder.mkdir(parents=True, exist_ok=True)
-            command = [
-                str(tools / f"azurite-{service}"),
-                f"--{service}Host",
-                "127.0.0.1",
-                f"--{service}Port",
-                str(port),
-                "--location",
-                str(folder),
-                "--skipApiVersionCheck",
-                "--loose",
-                "--silent",
-                "--disableTelemetry",
-            ]
-            if service == "blob":
-                command.remove("--disableTelemetry")
-            processes.append(
-                subprocess.Popen(
-                    command,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    start_new_session=True,
-                )
-            )
-            ports.append(port)
+    The blob service keeps its database in ``work`` so that :meth:`seed` can add blobs to it
+    while it is stopped; the queue service keeps its messages in memory.
+    """
+
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.blob_port, self.queue_port = _free_port(), _free_port()
+        self._blob: subprocess.Popen[bytes] | None = None
+        self._queue: subprocess.Popen[bytes] | None = None
+
+    def _start(self, service: str, port: int) -> subprocess.Popen[bytes]:
+        tools = REPOSITORY / ".tools" / "node_modules" / ".bin"
+        command = [
+            str(tools / f"azurite-{service}"),
+            f"--{service}Host",
+            "127.0.0.1",
+            f"--{service}Port",
+            str(port),
+            "--skipApiVersionCheck",
+            "--loose",
+            "--silent",
+            *(["--location", str(self.work)] if service == "blob" else ["--inMemoryPersistence"]),
+            *(["--disableTelemetry"] if service == "queue" else []),
+        ]
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd=self.work,
+        )
         deadline = time.monotonic() + 60
-        for port in ports:
-            while True:
-                with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
-                    break
-                if time.monotonic() > deadline:
-                    raise TimeoutError("Azurite did not start")
-                time.sleep(0.2)
-        yield ports[0], ports[1]
-    finally:
-        for process in processes:
-            process.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(10)
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
+                return process
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise TimeoutError(f"Azurite's {service} service did not start")
+            time.sleep(0.2)
+
+    @staticmethod
+    def _stop(process: subprocess.Popen[bytes] | None) -> None:
+        if process is not None and process.poll() is None:
+            process.terminate()  # Azurite saves its database as it exits
+            try:
+                process.wait(120)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def __enter__(self) -> Azurite:
+        self.work.mkdir(parents=True, exist_ok=True)
+        try:
+            self._blob = self._start("blob", self.blob_port)
+            self._queue = self._start("queue", self.queue_port)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop(self._blob)
+        self._stop(self._queue)
+
+    def seed(self, account: str, container: str, blobs: list[tuple[str, bytes]]) -> None:
+        """Add ``blobs`` (name, data) to ``container`` as block blobs written now, through the
+        blob service's database: stop it, add them (one extent file holds their bytes), start
+        it again on the same port. Uploading them one request each would cost too much here:
+        Azurite looks a blob up by scanning every blob of the account (LokiJS takes the index
+        of the query's first field, the account name), so each upload costs time in
+        proportion to the blobs already stored."""
+        self._stop(self._blob)
+        self._blob = None
+        _add_to_blob_database(self.work, account, container, blobs)
+        self._blob = self._start("blob", self.blob_port)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _add_to_blob_database(
+    location: Path, account: str, container: str, blobs: list[tuple[str, bytes]]
+) -> None:
+    """Append block blobs to the LokiJS database of a stopped Azurite blob service."""
+    import hashlib
+    from datetime import datetime, timezone
+
+    def load(name: str) -> Any:
+        return json.loads((location / name).read_text())
+
+    def collection(db: Any, name: str) -> Any:
+        return next(c for c in db["collections"] if c["name"] == name)
+
+    db, extent_db = load("__azurite_db_blob__.json"), load("__azurite_db_blob_extent__.json")
+    blob_docs, extent_docs = (
+        collection(db, "$BLOBS_COLLECTION$"),
+        collection(extent_db, "$EXTENTS_COLLECTION$"),
+    )
+    now = datetime.now(timezone.utc)
+    iso = now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+    now_ms = int(now.timestamp() * 1000)
+    extent = str(uuid.uuid4())
+    offset = 0
+    (location / "__blobstorage__").mkdir(exist_ok=True)
+    with open(location / "__blobstorage__" / extent, "wb") as out:
+        for name, data in blobs:
+            out.write(data)
+            blob_docs["maxId"] += 1
+            digest = list(hashlib.md5(data).digest())  # Content-MD5
+            blob_docs["data"].append(
+                {
+                    "deleted": False,
+                    "accountName": account,
+                    "containerName": container,
+                    "name": name,
+                    "properties": {
+                        "creationTime": iso,
+                        "lastModified": iso,
+                        "etag": f'"0x{uuid.uuid4().hex[:15].upper()}"',
+                        "contentLength": len(data),
+                        "contentType": "application/octet-stream",
+                        "contentMD5": {"type": "Buffer", "data": digest},
+                        "blobType": "BlockBlob",
+                        "leaseStatus": "unlocked",
+                        "leaseState": "available",
+                        "serverEncrypted": True,
+                        "accessTier": "Hot",
+                        "accessTierInferred": True,
+                        "accessTierChangeTime": iso,
+                    },
+                    "snapshot": "",
+                    "isCommitted": True,
+                    "persistency": {"id": extent, "offset": offset, "count": len(data)},
+                    "meta": {"revision": 0, "created": now_ms, "version": 0},
+                    "$loki": blob_docs["maxId"],
+                }
+            )
+            offset += len(data)
+    extent_docs["maxId"] += 1
+    extent_docs["data"].append(
+        {
+            "id": extent,
+            "locationId": "Default",
+            "path": extent,
+            "size": offset,
+            "lastModifiedInMS": now_ms,
+            "meta": {"revision": 0, "created": now_ms, "version": 0},
+            "$loki": extent_docs["maxId"],
+            "LastModifyInMS": now_ms,
+        }
+    )
+    for docs in (blob_docs, extent_docs):
+        # LokiJS's binary indices: positions in data, in the order of the field (ASCII here).
+        rows = docs["data"]
+        for field_name, index in docs["binaryIndices"].items():
+            index["values"] = sorted(range(len(rows)), key=lambda i: rows[i][field_name])
+            index["dirty"] = False
+        if docs["idIndex"] is not None:
+            docs["idIndex"] = [row["$loki"] for row in rows]
+    for name, value in (
+        ("__azurite_db_blob__.json", db),
+        ("__azurite_db_blob_extent__.json", extent_db),
+    ):
+        (location / name).write_text(json.dumps(value))
 
 
 def _event_grid(container: str, rel: str, size: int, ms: int) -> dict[str, Any]:
@@ -741,6 +923,41 @@ def _event_grid(container: str, rel: str, size: int, ms: int) -> dict[str, Any]:
     }
 
 
+async def _in_parallel(calls: Iterable[Callable[[], Any]], concurrency: int) -> None:
+    """Await each of ``calls``, at most ``concurrency`` at a time."""
+    pending = iter(calls)
+
+    async def worker() -> None:
+        for call in pending:  # shared: each call is taken by one worker
+            await call()
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+
+def upload_and_publish(
+    blob_cs: str,
+    queue_cs: str,
+    blobs: list[tuple[str, bytes]],
+    messages: list[str],
+    concurrency: int,
+) -> None:
+    """Upload ``blobs`` (name, data) to the container ``landing``, then send ``messages`` to
+    the queue ``landing-events``, ``concurrency`` requests at a time (the SDK's async clients)."""
+    from azure.storage.blob.aio import ContainerClient
+    from azure.storage.queue.aio import QueueClient
+
+    async def go() -> None:
+        async with (
+            ContainerClient.from_connection_string(blob_cs, "landing") as container,
+            QueueClient.from_connection_string(queue_cs, "landing-events") as queue,
+        ):
+            uploads = (partial(container.upload_blob, n, d, overwrite=True) for n, d in blobs)
+            await _in_parallel(uploads, concurrency)
+            await _in_parallel((partial(queue.send_message, t) for t in messages), concurrency)
+
+    asyncio.run(go())
+
+
 def run_azurite(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
     from azure.storage.blob import ContainerClient
     from azure.storage.queue import QueueClient
@@ -748,7 +965,8 @@ def run_azurite(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
     account = "devstoreaccount1"
     key = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
     rows: list[dict[str, Any]] = []
-    with azurite_servers(work) as (blob_port, queue_port):
+    with Azurite(work) as azurite:
+        blob_port, queue_port = azurite.blob_port, azurite.queue_port
         counts = Counts()
         count_azure_http(counts, queue_port)
         blob_cs = (
@@ -768,28 +986,29 @@ def run_azurite(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
         spacing = 3_600_000 // args.files_per_hour
         start_ms = int(time.time() * 1000) - (max(args.azurite_steps) + 10_000) * spacing
         written = 0
-        pool = ThreadPoolExecutor(8)
 
-        def upload(i: int) -> tuple[str, int, int]:
-            rel = f"h={i // args.files_per_hour:05d}/part-{i:07d}.json"
-            data = b'{"i":%d}\n' % i
-            container.upload_blob(f"lake/{rel}", data, overwrite=True)
-            return rel, len(data), start_ms + i * spacing
-
-        def publish(made: list[tuple[str, int, int]], per_message: int) -> None:
+        def add(n: int, per_message: int, seed: bool = False) -> list[tuple[str, int, int]]:
+            """``n`` more blobs (uploaded, or ``seed``ed), then their events, ``per_message``
+            to a queue message."""
+            nonlocal written
+            blobs = []
+            made = []
+            for i in range(written, written + n):
+                rel = f"h={i // args.files_per_hour:05d}/part-{i:07d}.json"
+                data = b'{"i":%d}\n' % i
+                blobs.append((f"lake/{rel}", data))
+                made.append((rel, len(data), start_ms + i * spacing))
             events = [_event_grid("landing", *f) for f in made]
             bodies = [events[i : i + per_message] for i in range(0, len(events), per_message)]
             texts = [
                 base64.b64encode(json.dumps(b if per_message > 1 else b[0]).encode()).decode()
                 for b in bodies
             ]
-            list(pool.map(queue.send_message, texts))
-
-        def add(n: int, per_message: int) -> list[tuple[str, int, int]]:
-            nonlocal written
-            made = list(pool.map(upload, range(written, written + n)))
+            if seed:
+                azurite.seed(account, "landing", blobs)
+                blobs = []
+            upload_and_publish(blob_cs, queue_cs, blobs, texts, args.upload_concurrency)
             written += n
-            publish(made, per_message)
             return made
 
         common = {"format": "json", "maxFileAge": args.max_file_age}
@@ -815,13 +1034,17 @@ def run_azurite(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
             t0 = time.monotonic()
             # Event Grid sends one event a message; the backlog goes 40 to a message (under
             # the queue's 64 KiB) only to keep this unmeasured part short.
-            add(step - written, per_message=40)
+            n = step - written
+            seed = args.azurite_backlog == "seed"
+            add(n, per_message=40, seed=seed)
             made_s = time.monotonic() - t0
+            how = "seeded" if seed else f"uploaded {args.upload_concurrency} at a time"
             t0 = time.monotonic()
             caught = {s.label: s.catch_up() for s in (listing, notifications)}
             print(
-                f"\nAzurite, {step:,} blobs: uploaded in {made_s:.0f}s; backlog taken in "
-                f"{time.monotonic() - t0:.0f}s ({caught})",
+                f"\nAzurite, {step:,} blobs: {n:,} {how} and their {-(-n // 40):,} messages "
+                f"sent in {made_s:.0f}s ({n / max(made_s, 1e-3):,.0f} blobs/s); backlog taken "
+                f"in {time.monotonic() - t0:.0f}s ({caught})",
                 flush=True,
             )
             figures = measure_pyfile(
@@ -832,7 +1055,6 @@ def run_azurite(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
             _print_step(row)
         listing.stop()
         notifications.stop()
-        pool.shutdown()
         queue.close()
         container.close()
     return rows

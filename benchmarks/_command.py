@@ -33,6 +33,7 @@ SCENARIOS = {
     "eventhubs-source": "benchmarks.eventhubs_source",
     "eventhubs-sink": "benchmarks.eventhubs_sink",
     "eventhubs-avro": "benchmarks.eventhubs_avro",
+    "eventhubs-scale": "benchmarks.eventhubs_scale",
     "emulator": "benchmarks.emulator",
     "soak": "benchmarks.soak",
 }

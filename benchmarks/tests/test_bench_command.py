@@ -18,7 +18,7 @@ from benchmarks._command import _without_local_cluster, build_parser
 EXPECTED = [
     "rate", "floor", "profile", "latency", "startup", "files-source", "files-sink",
     "files-malformed", "files-schema", "files-scale", "eventhubs-source", "eventhubs-sink",
-    "eventhubs-avro", "emulator", "soak",
+    "eventhubs-avro", "eventhubs-scale", "emulator", "soak",
 ]  # fmt: skip
 
 

@@ -329,7 +329,7 @@ def test_defaults_come_from_the_option_table() -> None:
     assert stream.max_trigger_delay_s == 900.0  # "15m"
     assert (stream.starting, batch.starting) == (END, START)  # "@latest" / "start"
     assert (stream.receiver_timeout_s, stream.operation_timeout_s) == (60.0, 300.0)
-    assert (stream.prefetch, stream.receive_batch_size) == (500, 500)
+    assert (stream.prefetch, stream.receive_batch_size) == (100, 500)
     assert stream.buffer_bytes == 64 * 1024 * 1024 and stream.consumer_group == "$Default"
     for option, value in (
         ("maxTriggerDelay", stream.max_trigger_delay_s),

@@ -332,8 +332,11 @@ OPERATION_TIMEOUT = Duration(
 )
 PREFETCH_COUNT = Integer(
     name="prefetchCount",
-    doc="Events the SDK prefetches per receiver.",
-    default="500",
+    doc="Events the SDK prefetches per receiver; it also hands events over only after this "
+    "many arrived or the link went quiet for 20 ms, so under a steady trickle a lower value "
+    "means earlier batches (the Scala connector's 500 held events up to a second at 500 "
+    "events/s a partition).",
+    default="100",
     minimum=1,
     maximum=100_000,
     aliases=_scala("prefetchCount"),

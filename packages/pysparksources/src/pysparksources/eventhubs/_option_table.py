@@ -394,8 +394,11 @@ RECEIVER_BUFFER_BYTES = Size(
 )
 PARTITION_INFO_CACHE_INTERVAL = Duration(
     name="partitionInfoCacheInterval",
-    doc="Reuse partition properties this long on the driver (Spark polls latestOffset often).",
-    default="1s",
+    doc="Reuse partition properties this long on the driver (Spark polls latestOffset often): "
+    "new events wait up to this long before a batch can take them. Unset, it is also at "
+    "least partitions / 40 seconds, so the driver makes at most 40 management calls a second "
+    "(each a new connection and token against Azure); a value you set is used as is.",
+    default="250ms",
     iso=True,
     uses=Use.READ,
 )

@@ -102,6 +102,7 @@ class SourceConfig:
     max_parked: int
     buffer_bytes: int
     info_cache_s: float
+    info_cache_given: bool  # partitionInfoCacheInterval set by the user: no call budget
     discovery_s: float
     task_stats_path: str | None
     body: BodyFormat

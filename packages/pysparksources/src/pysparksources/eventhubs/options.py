@@ -327,6 +327,7 @@ def _source(opts: Options, schema: StructType | None) -> SourceConfig:
         max_parked=opts.value(MAX_PARKED_RECEIVERS),
         buffer_bytes=opts.value(RECEIVER_BUFFER_BYTES),
         info_cache_s=opts.value(PARTITION_INFO_CACHE_INTERVAL),
+        info_cache_given=opts.has(PARTITION_INFO_CACHE_INTERVAL),
         discovery_s=opts.value(PARTITION_DISCOVERY_INTERVAL),
         task_stats_path=opts.get(TASK_STATS_PATH),
         body=parse_body_format(opts, sink=False),

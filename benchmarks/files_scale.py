@@ -68,7 +68,6 @@ import gc
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -88,6 +87,7 @@ from urllib.parse import quote_plus
 from benchmarks._children import REPOSITORY
 from benchmarks._harness import bench_session
 from benchmarks._jvm_heap import live_heap_bytes
+from benchmarks.cluster import free_port, wait_for_port
 
 __all__ = ["HELP", "SPARK", "add_arguments", "run"]
 
@@ -746,7 +746,7 @@ class Azurite:
 
     def __init__(self, work: Path) -> None:
         self.work = work
-        self.blob_port, self.queue_port = _free_port(), _free_port()
+        self.blob_port, self.queue_port = free_port(), free_port()
         self._blob: subprocess.Popen[bytes] | None = None
         self._queue: subprocess.Popen[bytes] | None = None
 
@@ -764,21 +764,21 @@ class Azurite:
             *(["--location", str(self.work)] if service == "blob" else ["--inMemoryPersistence"]),
             *(["--disableTelemetry"] if service == "queue" else []),
         ]
-        process = subprocess.Popen(
-            command,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            cwd=self.work,
-        )
-        deadline = time.monotonic() + 60
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
-                return process
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                raise TimeoutError(f"Azurite's {service} service did not start")
-            time.sleep(0.2)
+        log = self.work / f"azurite-{service}.log"
+        with log.open("ab") as out:
+            process = subprocess.Popen(
+                command,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                cwd=self.work,
+            )
+        try:
+            wait_for_port(port, process, 60, log)
+        except BaseException:
+            process.kill()
+            raise
+        return process
 
     @staticmethod
     def _stop(process: subprocess.Popen[bytes] | None) -> None:
@@ -815,12 +815,6 @@ class Azurite:
         self._blob = None
         _add_to_blob_database(self.work, account, container, blobs)
         self._blob = self._start("blob", self.blob_port)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _add_to_blob_database(

@@ -12,25 +12,20 @@ __all__ = ["worker"]
 
 def worker(options: dict[str, str], ranges: Any, results: Any) -> None:
     """Read each ``(partition, start, until)`` from ``ranges`` until None; report
-    ``(reuse, events, error)`` for each."""
+    ``(events, error)`` for each."""
     from pysparksources._core.option_table import Use
-    from pysparksources.eventhubs import _task_stats
     from pysparksources.eventhubs.options import parse_options
     from pysparksources.eventhubs.planning import EventHubPartition
     from pysparksources.eventhubs.reader import read_partition
 
     config = parse_options(options, Use.STREAM_READ)
-    seen: list[str] = []
-    # The reader reports hit/skip/miss through task stats only; record them here instead.
-    _task_stats.record = lambda part, reuse, count, seconds: seen.append(reuse)  # type: ignore[assignment]
     while (item := ranges.get()) is not None:
         partition, start, until = item
         try:
             part = EventHubPartition(config, partition, start, until, 0)
-            events = sum(batch.num_rows for batch in read_partition(part))
-            results.put((seen[-1], events, None))
+            results.put((sum(batch.num_rows for batch in read_partition(part)), None))
         except Exception as error:  # the test reports it
-            results.put((seen[-1] if seen else None, 0, f"{type(error).__name__}: {error}"))
+            results.put((0, f"{type(error).__name__}: {error}"))
 
 
 def context() -> Any:

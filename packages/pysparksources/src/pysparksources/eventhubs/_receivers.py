@@ -555,10 +555,7 @@ def acquire(config: SourceConfig, partition_id: str, start: int) -> tuple[Positi
 
 def release(receiver: PositionedReceiver, ok: bool) -> None:
     """Park a receiver for the next task (or close it after a failed task)."""
-    if not ok or not receiver.alive:
-        receiver.close()
-        return
-    if receiver.config.max_parked == 0:
+    if not ok or not receiver.alive or receiver.config.max_parked == 0:
         receiver.close()
         return
     receiver.park()

@@ -7,9 +7,10 @@ Arrow array in a single conversion, and bad events are handled by ``mode`` /
 ``badRecordsPath`` like Spark's file readers: fail naming hub, partition and sequence number,
 keep with a null body and a corrupt-record column, drop, or write to a folder and skip.
 
-A body is bad when it does not decode, or when the registry has no usable schema under the
-id its content type names (:mod:`_schema_registry`). A registry that cannot be asked fails the
-task instead: that says nothing about the event.
+A body is bad when it does not decode, when it would decode into more values than its size
+allows (:mod:`_avro_bounds`, checked before fastavro reads it), or when the registry has no
+usable schema under the id its content type names (:mod:`_schema_registry`). A registry that
+cannot be asked fails the task instead: that says nothing about the event.
 """
 
 from __future__ import annotations
@@ -33,11 +34,13 @@ from pysparksources.errors import (
 from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs._avro_arrow import (
     arrow_type,
+    cast,
     finish,
     raw_schema,
     spark_type,
     union_shaper,
 )
+from pysparksources.eventhubs._avro_bounds import BodyBounds
 from pysparksources.eventhubs._avro_schema import AvroType, parse_avro_schema
 from pysparksources.eventhubs._schema_registry import BoundedCache, schema_by_id, schema_id_of
 
@@ -71,13 +74,13 @@ def read_arrow_schema(body: BodyFormat) -> pa.Schema:
 
 
 class _Writer:
-    """A writer's schema ready for fastavro."""
+    """A writer's schema ready for fastavro, and whether its bodies need a bounds check."""
 
     def __init__(self, document: Any, avro: AvroType) -> None:
         import fastavro
 
         self.parsed = fastavro.parse_schema(raw_schema(document))
-        self.avro = avro
+        self.bounds = BodyBounds(avro)
 
 
 class _Decoder:
@@ -125,6 +128,8 @@ class _Decoder:
         if body is None:
             raise MalformedRecordError(NAME, "the event has no body")
         schema = writer or self.reader
+        if schema.bounds.needed:
+            schema.bounds.check(body)
         stream = io.BytesIO(body)
         value = self._read(
             stream,
@@ -178,7 +183,7 @@ def decode_batch(
         _write_bad_records(config, batch, bad, errors, content_types)
     decoded = finish(pa.array(values, type=decoder.raw_type), decoder.avro)
     schema = decoder.arrow_schema
-    columns = [decoded.cast(schema.field(0).type), *batch.columns[1:]]
+    columns = [cast(decoded, schema.field(0).type), *batch.columns[1:]]
     if len(schema) > len(batch.columns):  # PERMISSIVE: the corrupt-record column
         is_bad = pa.array([e is not None for e in errors])
         corrupt_body = pc.if_else(is_bad, batch.column(0), pa.scalar(None, pa.binary()))

@@ -11,7 +11,9 @@ file (``connection_verify``). It implements what the client and azure-identity c
   ``POST /{tenant}/oauth2/v2.0/token``: a client-credentials token for the known client
 
 Registry calls without the issued bearer token get 401. Every request is counted by
-(method, route), so tests can check what was fetched how often.
+(method, route), so tests can check what was fetched how often. ``answers`` makes the by-id
+route answer what a broken or hostile registry would (:class:`Answer`: any status, content type
+and body, or a body that never ends), after the token was checked.
 
 Given an ``authority`` (support.entra's local Entra ID), the double serves with the run's CA
 and takes only that authority's tokens, as the real registry takes Entra ID's: the bearer
@@ -27,6 +29,7 @@ import ssl
 import threading
 import uuid
 from collections import Counter
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +43,19 @@ if TYPE_CHECKING:
 TENANT = "00000000-0000-0000-0000-0000000000aa"
 CLIENT_ID = "11111111-1111-1111-1111-1111111111bb"
 CLIENT_SECRET = "double-client-secret-do-not-log"
+AVRO_MEDIA = "application/json;serialization=Avro"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What ``GET /$schemaGroups/$schemas/{id}`` answers instead of the registered schema.
+
+    ``body=None`` sends no Content-Length and writes until the client hangs up.
+    """
+
+    status: int
+    body: bytes | None = b""
+    content_type: str = AVRO_MEDIA
 
 
 class SchemaRegistryDouble:
@@ -53,6 +69,8 @@ class SchemaRegistryDouble:
         self.ca_file = folder / "registry-ca.pem"
         self.ca.cert_pem.write_to_path(str(self.ca_file))
         self.schemas: dict[str, tuple[str, str, str, int]] = {}  # id -> group, name, def, ver
+        self.answers: dict[str, Answer] = {}  # id -> a canned answer of the by-id route
+        self.endless_bytes = 0  # what endless answers wrote before the client hung up
         self.requests: Counter[tuple[str, str]] = Counter()
         self.tokens: set[str] = set()
         self._lock = threading.Lock()
@@ -104,7 +122,9 @@ class SchemaRegistryDouble:
         server.socket = context.wrap_socket(server.socket, server_side=True)
         server.daemon_threads = True
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -137,6 +157,16 @@ class SchemaRegistryDouble:
             schema_id = uuid.uuid4().hex
             self.schemas[schema_id] = (group, name, definition, version)
             return schema_id, version
+
+    def add(self, schema_id: str, definition: str, group: str = "orders") -> None:
+        """Register ``definition`` under an id the test chooses."""
+        with self._lock:
+            self.schemas[schema_id] = (
+                group,
+                json.loads(definition).get("name", "x"),
+                definition,
+                1,
+            )
 
     def issue_token(self) -> str:
         token = secrets.token_urlsafe(24)
@@ -246,6 +276,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if method == "GET" and parts[1:2] == ["$schemas"] and len(parts) == 3:
             self.double.requests[(method, "schema-by-id")] += 1
+            answer = self.double.answers.get(parts[2])
+            if answer is not None:
+                self._answer(parts[2], answer)
+                return
             found = self.double.schemas.get(parts[2])
             if found is None:
                 self._error(404, "ItemNotFound", f"schema {parts[2]} does not exist")
@@ -272,6 +306,27 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(204, b"", props)
                 return
         self._error(404, "NotFound", f"no route {method} {parsed.path}")
+
+    def _answer(self, schema_id: str, answer: Answer) -> None:
+        # A 200 carries the schema's properties as the real registry's does.
+        headers = self._properties(schema_id, "orders", "x", 1) if answer.status == 200 else {}
+        headers["Content-Type"] = answer.content_type
+        if answer.body is not None:
+            self._send(answer.status, answer.body, headers)
+            return
+        self.send_response(answer.status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        chunk = b"[" * 65536
+        try:
+            while self.double.endless_bytes < 1 << 34:
+                self.wfile.write(chunk)
+                self.double.endless_bytes += len(chunk)
+        except OSError:
+            pass  # the client hung up: what the test wants
 
     def do_GET(self) -> None:
         self._route("GET")

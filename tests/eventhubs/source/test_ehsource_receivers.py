@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+import tracemalloc
 from collections.abc import Iterator
 
 import pytest
@@ -16,6 +17,7 @@ from pysparksources.eventhubs._receivers import (
     PositionedReceiver,
     acquire,
     close_all,
+    effective_prefetch,
     release,
     skip_limit,
 )
@@ -28,6 +30,7 @@ from support.eventhubs import send
 
 pytestmark = pytest.mark.emulator
 OVERHEAD = 1536  # what the budget counts per event besides its body
+CONN = "Endpoint=sb://ns.example/;SharedAccessKeyName=p;SharedAccessKey=k;EntityPath=h"
 
 
 @pytest.fixture(autouse=True)
@@ -71,9 +74,10 @@ def test_a_cached_receiver_serves_only_tasks_with_the_settings_it_was_built_with
     assert how == "hit" and _read(receiver, 4) == [2, 3]
     release(receiver, ok=True)
     # Each of these builds a different receiver (another prefetch or batch size, an epoch
-    # link); the parked one must not stand in for it.
+    # link); the parked one must not stand in for it. (The default prefetch is 31 here: 100
+    # capped by the 64 MiB budget.)
     start = 4
-    for changed in ({"prefetchCount": "50"}, {"receiveBatchSize": "7"}):
+    for changed in ({"prefetchCount": "20"}, {"receiveBatchSize": "7"}):
         receiver, how = acquire(_config(conn, **changed), "0", start)
         assert how == "miss", f"{changed} reused a receiver built without it"
         assert _read(receiver, start + 2) == [start, start + 1]
@@ -193,6 +197,48 @@ def test_received_events_are_held_within_a_byte_budget_shared_by_all_receivers(
         parked.close()
         if active is not None:
             active.close()
+
+
+def test_the_sdks_prefetch_is_capped_so_that_it_fits_the_byte_budget() -> None:
+    mib = 1024 * 1024
+    assert effective_prefetch(_config(CONN)) == 31  # 64 MiB: two prefetches of 1 MiB events
+    assert effective_prefetch(_config(CONN, prefetchCount="20")) == 20
+    assert effective_prefetch(_config(CONN, receiverBufferBytes="640m")) == 100
+    assert effective_prefetch(_config(CONN, receiverBufferBytes=str(8 * mib))) == 3
+    assert effective_prefetch(_config(CONN, receiverBufferBytes="1000")) == 1
+    # The receiver cache keys on what the SDK gets: another budget, another receiver.
+    assert skip_limit(_config(CONN, receiverBufferBytes="4m")) == 1 + 4 * 500
+
+
+def test_what_the_sdk_fetches_ahead_stays_within_the_byte_budget(
+    eventhubs_emulator: EventHubsEmulator,
+) -> None:
+    # Before, the SDK fetched prefetchCount (100) events whatever their size and held them
+    # outside the budget while the receiver waited for room: 40 events of 200 KB here, 8 MB
+    # against a 4 MiB budget (100 MB with 1 MB events). Nobody takes events from this receiver.
+    conn = eventhubs_emulator.connection_string("test")
+    size, count, limit = 200_000, 40, 4 * 1024 * 1024
+    event = size + OVERHEAD
+    _send_large(conn, "0", count, size)
+    config = _config(conn, receiverBufferBytes=str(limit))
+    tracemalloc.start()
+    receiver: PositionedReceiver | None = None
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        receiver = PositionedReceiver(config, "0", 0)
+        _filled(receiver, limit, event)
+        time.sleep(1.0)  # waiting for room: what it holds must not grow past the budget
+        grown = tracemalloc.get_traced_memory()[0] - before
+        held = receiver.waiting()[1]
+        assert held <= limit
+        # The budget, one event the SDK fetched ahead (effective prefetch 1) and room for the
+        # SDK's own objects; far below the 8 MB it held before.
+        assert grown <= limit + 2 * event + 512 * 1024, (grown, held)
+        assert _read(receiver, count) == list(range(count))
+    finally:
+        tracemalloc.stop()
+        if receiver is not None:
+            receiver.close()
 
 
 def test_events_larger_than_the_whole_budget_still_flow(

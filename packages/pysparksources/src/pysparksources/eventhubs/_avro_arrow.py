@@ -24,6 +24,7 @@ from pysparksources.eventhubs._avro_schema import AvroType
 __all__ = [
     "arrow_type",
     "avro_shaper",
+    "cast",
     "finish",
     "needs_finish",
     "raw_schema",
@@ -118,6 +119,40 @@ def arrow_type(avro: AvroType, raw: bool = False) -> pa.DataType:
     if not avro.general_union():
         return pa.int64() if {b.kind for b in rest} == {"int", "long"} else pa.float64()
     return pa.struct([pa.field(f"member{i}", arrow_type(b, raw)) for i, b in enumerate(rest)])
+
+
+def cast(array: pa.Array, target: pa.DataType) -> pa.Array:
+    """``array.cast(target)``, rebuilt child by child where ``null`` sits inside: Arrow 26's
+    cast of ``list<null>`` keeps the list's offsets but not the null child's length, and the
+    array it returns is invalid (an Avro array of nulls)."""
+    if not _holds_null(target):
+        return array.cast(target)
+    mask = _mask(array)
+    if pa.types.is_null(target):
+        return pa.nulls(len(array))
+    if pa.types.is_struct(target):
+        children = [cast(array.field(i), target.field(i).type) for i in range(target.num_fields)]
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
+    if pa.types.is_map(target):
+        items = cast(array.items, target.item_type)
+        keys = array.keys.cast(target.key_type)
+        return pa.MapArray.from_arrays(array.offsets, keys, items, type=target, mask=mask)
+    if pa.types.is_list(target):
+        values = cast(array.values, target.value_type)
+        return pa.ListArray.from_arrays(array.offsets, values, type=target, mask=mask)
+    return array.cast(target)
+
+
+def _holds_null(arrow: pa.DataType) -> bool:
+    if pa.types.is_null(arrow):
+        return True
+    if pa.types.is_map(arrow):
+        return _holds_null(arrow.item_type)
+    if pa.types.is_list(arrow):
+        return _holds_null(arrow.value_type)
+    if pa.types.is_struct(arrow):
+        return any(_holds_null(arrow.field(i).type) for i in range(arrow.num_fields))
+    return False
 
 
 def needs_finish(avro: AvroType) -> bool:

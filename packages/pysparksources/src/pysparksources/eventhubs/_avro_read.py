@@ -6,6 +6,11 @@ fastavro (an undecodable event cannot spill into its neighbours), the results be
 Arrow array in a single conversion, and bad events are handled by ``mode`` /
 ``badRecordsPath`` like Spark's file readers: fail naming hub, partition and sequence number,
 keep with a null body and a corrupt-record column, drop, or write to a folder and skip.
+
+A body is bad when it does not decode, when it would decode into more values than its size
+allows (:mod:`_avro_bounds`, checked before fastavro reads it), or when the registry has no
+usable schema under the id its content type names (:mod:`_schema_registry`). A registry that
+cannot be asked fails the task instead: that says nothing about the event.
 """
 
 from __future__ import annotations
@@ -20,17 +25,24 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pysparksources._core.arrow import spark_arrow_schema
-from pysparksources.errors import MalformedRecordError, PySparkSourcesError, SchemaRegistryError
+from pysparksources.errors import (
+    MalformedRecordError,
+    PySparkSourcesError,
+    SchemaError,
+    SchemaRegistryError,
+)
 from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs._avro_arrow import (
     arrow_type,
+    cast,
     finish,
     raw_schema,
     spark_type,
     union_shaper,
 )
-from pysparksources.eventhubs._avro_schema import parse_avro_schema
-from pysparksources.eventhubs._schema_registry import schema_by_id, schema_id_of
+from pysparksources.eventhubs._avro_bounds import BodyBounds
+from pysparksources.eventhubs._avro_schema import AvroType, parse_avro_schema
+from pysparksources.eventhubs._schema_registry import BoundedCache, schema_by_id, schema_id_of
 
 if TYPE_CHECKING:
     from pysparksources.eventhubs.config import BodyFormat, SourceConfig
@@ -39,6 +51,7 @@ __all__ = ["decode_batch", "read_arrow_schema"]
 
 _DECODERS: dict[BodyFormat, _Decoder] = {}
 _LOCK = threading.Lock()
+_WRITERS = 1024  # writers' schemas a decoder keeps, least recently used first out
 
 
 def read_arrow_schema(body: BodyFormat) -> pa.Schema:
@@ -60,24 +73,35 @@ def read_arrow_schema(body: BodyFormat) -> pa.Schema:
     return pa.schema(columns + list(converted)[1:])
 
 
+class _Writer:
+    """A writer's schema ready for fastavro, and whether its bodies need a bounds check."""
+
+    def __init__(self, document: Any, avro: AvroType) -> None:
+        import fastavro
+
+        self.parsed = fastavro.parse_schema(raw_schema(document))
+        self.bounds = BodyBounds(avro)
+
+
 class _Decoder:
     """One reader's schema, its fastavro form and the writers' schemas seen so far."""
 
     def __init__(self, body: BodyFormat) -> None:
         import fastavro
 
-        assert body.schema_json is not None
+        if body.schema_json is None:
+            raise SchemaError(NAME, "bodyFormat=avro needs avroSchema")
         document, self.avro = parse_avro_schema(body.schema_json)
-        self.reader = fastavro.parse_schema(raw_schema(document))
+        self.reader = _Writer(document, self.avro)  # also the writer's without a registry
         self.raw_type = arrow_type(self.avro, raw=True)
         self.shaper = union_shaper(self.avro)
         self.arrow_schema = read_arrow_schema(body)
         self.registry = body.registry
         self._read = fastavro.schemaless_reader
-        self._parse = fastavro.parse_schema
-        self._writers: dict[str, Any] = {}
+        # Writers' schemas by id; those fastavro refuses, as the reason (ids are immutable).
+        self._writers: BoundedCache[_Writer | str] = BoundedCache(_WRITERS)
 
-    def _writer(self, content_type: str | None) -> Any:
+    def _writer(self, content_type: str | None) -> _Writer | None:
         if self.registry is None:
             return None
         schema_id = schema_id_of(content_type)
@@ -88,20 +112,29 @@ class _Decoder:
             )
         writer = self._writers.get(schema_id)
         if writer is None:
-            definition = schema_by_id(self.registry, schema_id)
-            writer = self._parse(raw_schema(json.loads(definition)))
-            self._writers[schema_id] = writer
+            document, avro = schema_by_id(self.registry, schema_id)
+            try:
+                writer = _Writer(document, avro)
+            except Exception as error:  # valid to our parser, not to fastavro's
+                why = _describe_error(error)
+                writer = f"schema {schema_id} is not a usable Avro schema ({why})"
+            self._writers.put(schema_id, writer)
+        if isinstance(writer, str):
+            raise MalformedRecordError(NAME, writer)
         return writer
 
     def decode(self, body: bytes | None, content_type: str | None) -> Any:
         writer = self._writer(content_type)
         if body is None:
             raise MalformedRecordError(NAME, "the event has no body")
+        schema = writer or self.reader
+        if schema.bounds.needed:
+            schema.bounds.check(body)
         stream = io.BytesIO(body)
         value = self._read(
             stream,
-            writer if writer is not None else self.reader,
-            self.reader if writer is not None else None,
+            schema.parsed,
+            self.reader.parsed if writer is not None else None,
             return_record_name=True,
             return_record_name_override=True,
         )
@@ -139,7 +172,7 @@ def decode_batch(
             values.append(decoder.decode(raw, content_type))
             errors.append(None)
         except SchemaRegistryError:
-            raise  # the registry is unreachable or refuses us: not the event's fault
+            raise  # the registry is unreachable or refuses us: nothing known of the event
         except Exception as error:
             values.append(None)
             errors.append(_describe_error(error))
@@ -150,7 +183,7 @@ def decode_batch(
         _write_bad_records(config, batch, bad, errors, content_types)
     decoded = finish(pa.array(values, type=decoder.raw_type), decoder.avro)
     schema = decoder.arrow_schema
-    columns = [decoded.cast(schema.field(0).type), *batch.columns[1:]]
+    columns = [cast(decoded, schema.field(0).type), *batch.columns[1:]]
     if len(schema) > len(batch.columns):  # PERMISSIVE: the corrupt-record column
         is_bad = pa.array([e is not None for e in errors])
         corrupt_body = pc.if_else(is_bad, batch.column(0), pa.scalar(None, pa.binary()))

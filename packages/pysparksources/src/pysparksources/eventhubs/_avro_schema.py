@@ -7,6 +7,12 @@ null -> the other branch made nullable, [int, long] -> long, [float, double] -> 
 other union -> struct<member0, member1, ...>, date -> date, timestamp-millis/micros ->
 timestamp, local-timestamp-millis/micros -> timestamp_ntz, map -> map<string, ...>. Every
 Spark field is nullable: a bad event in PERMISSIVE mode leaves the whole record null.
+
+A schema can come from outside the query (a writer's schema from the registry), so its size
+is bounded before anything walks it: JSON nested at most :data:`MAX_JSON_DEPTH` deep, Avro
+types at most :data:`MAX_DEPTH`, and at most :data:`MAX_TYPES` types once every use of a named
+type is counted (a record naming another twice, that one naming a third twice, ... doubles at
+each level in a document that grows by a line).
 """
 
 from __future__ import annotations
@@ -19,6 +25,9 @@ from pysparksources.errors import SchemaError
 from pysparksources.eventhubs import NAME
 
 __all__ = [
+    "MAX_DEPTH",
+    "MAX_JSON_DEPTH",
+    "MAX_TYPES",
     "AvroType",
     "canonical_schema_text",
     "parse_avro_schema",
@@ -36,6 +45,9 @@ _PRIMITIVE_DDL = {
     "string": "string",
 }
 _NAMED = ("record", "error", "enum", "fixed")
+MAX_JSON_DEPTH = 256
+MAX_DEPTH = 64
+MAX_TYPES = 100_000
 
 
 @dataclass
@@ -76,9 +88,52 @@ def parse_avro_schema(text: str) -> tuple[Any, AvroType]:
     """The schema as JSON and as a resolved :class:`AvroType`; SchemaError if invalid."""
     try:
         document = json.loads(text)
+    except RecursionError:
+        raise SchemaError(NAME, f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
     except (TypeError, ValueError) as e:
         raise SchemaError(NAME, f"not valid JSON ({e})") from None
-    return document, _Resolver().resolve(document, None)
+    if _json_depth(document) > MAX_JSON_DEPTH:
+        raise SchemaError(NAME, f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    resolved = _Resolver().resolve(document, None, 1)
+    if type_count(resolved) > MAX_TYPES:
+        raise SchemaError(
+            NAME,
+            f"the schema expands to more than {MAX_TYPES} types (each use of a named type counts)",
+        )
+    return document, resolved
+
+
+def _json_depth(document: Any) -> int:
+    """How deep arrays and objects nest (without recursion: the document is not trusted)."""
+    deepest, stack = 0, [(document, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (list, dict)):
+            deepest = max(deepest, depth)
+            if depth > MAX_JSON_DEPTH:
+                break
+            stack.extend((child, depth + 1) for child in _children(node))
+    return deepest
+
+
+def _children(node: list[Any] | dict[str, Any]) -> list[Any]:
+    return list(node.values()) if isinstance(node, dict) else node
+
+
+def type_count(avro: AvroType) -> int:
+    """Types in ``avro`` with every use of a named type counted (what walking it costs)."""
+    memo: dict[int, int] = {}
+
+    def count(node: AvroType) -> int:
+        known = memo.get(id(node))
+        if known is None:
+            children = [t for _, t in node.fields] + node.branches
+            if node.items is not None:
+                children.append(node.items)
+            known = memo[id(node)] = 1 + sum(count(c) for c in children)
+        return known
+
+    return count(avro)
 
 
 def canonical_schema_text(document: Any) -> str:
@@ -91,18 +146,20 @@ class _Resolver:
         self.named: dict[str, AvroType] = {}
         self.open: set[str] = set()  # records being defined: a reference back is recursion
 
-    def resolve(self, node: Any, namespace: str | None) -> AvroType:
+    def resolve(self, node: Any, namespace: str | None, depth: int) -> AvroType:
+        if depth > MAX_DEPTH:
+            raise SchemaError(NAME, f"types nested deeper than {MAX_DEPTH} levels")
         if isinstance(node, str):
             return self._reference(node, namespace)
         if isinstance(node, list):
-            return AvroType("union", branches=[self.resolve(b, namespace) for b in node])
+            return AvroType("union", branches=[self.resolve(b, namespace, depth + 1) for b in node])
         if not isinstance(node, dict) or "type" not in node:
             raise SchemaError(
                 NAME, f"expected a type name, a list or an object with 'type': {node!r}"
             )
         kind = node["type"]
         if isinstance(kind, (dict, list)):
-            return self.resolve(kind, namespace)
+            return self.resolve(kind, namespace, depth + 1)
         logical = node.get("logicalType")
         if kind in _PRIMITIVE_DDL:
             result = AvroType(kind, logical=logical)
@@ -110,11 +167,11 @@ class _Resolver:
                 self._decimal(result, node)
             return result
         if kind == "array":
-            return AvroType("array", items=self.resolve(node.get("items"), namespace))
+            return AvroType("array", items=self.resolve(node.get("items"), namespace, depth + 1))
         if kind == "map":
-            return AvroType("map", items=self.resolve(node.get("values"), namespace))
+            return AvroType("map", items=self.resolve(node.get("values"), namespace, depth + 1))
         if kind in _NAMED:
-            return self._named(node, kind, namespace, logical)
+            return self._named(node, kind, namespace, logical, depth)
         raise SchemaError(NAME, f"unknown Avro type {kind!r}")
 
     def _decimal(self, result: AvroType, node: dict[str, Any]) -> None:
@@ -143,7 +200,12 @@ class _Resolver:
         raise SchemaError(NAME, f"unknown type name {name!r}")
 
     def _named(
-        self, node: dict[str, Any], kind: str, namespace: str | None, logical: str | None
+        self,
+        node: dict[str, Any],
+        kind: str,
+        namespace: str | None,
+        logical: str | None,
+        depth: int,
     ) -> AvroType:
         name = node.get("name")
         if not isinstance(name, str) or not name:
@@ -172,7 +234,8 @@ class _Resolver:
             for item in fields:
                 if not isinstance(item, dict) or not isinstance(item.get("name"), str):
                     raise SchemaError(NAME, f"record {full} has a field without a name: {item!r}")
-                result.fields.append((item["name"], self.resolve(item.get("type"), inner_space)))
+                field_type = self.resolve(item.get("type"), inner_space, depth + 1)
+                result.fields.append((item["name"], field_type))
             self.open.discard(full)
         self.named[full] = result
         return result

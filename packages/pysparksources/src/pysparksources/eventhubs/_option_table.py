@@ -335,7 +335,8 @@ PREFETCH_COUNT = Integer(
     doc="Events the SDK prefetches per receiver; it also hands events over only after this "
     "many arrived or the link went quiet for 20 ms, so under a steady trickle a lower value "
     "means earlier batches (the Scala connector's 500 held events up to a second at 500 "
-    "events/s a partition).",
+    "events/s a partition). Capped so that two prefetches of 1 MiB events fit "
+    "receiverBufferBytes: 31 with the default 64m.",
     default="100",
     minimum=1,
     maximum=100_000,
@@ -388,7 +389,8 @@ RECEIVER_BUFFER_BYTES = Size(
     name="receiverBufferBytes",
     doc="Most bytes of received events the cached receivers of one Python worker hold ahead "
     "of its tasks, all partitions together (body + ~1.5 KB per event); parked receivers fill "
-    "at most half; an event larger than this is still read, one at a time.",
+    "at most half; an event larger than this is still read, one at a time. Also caps "
+    "prefetchCount at this / 2 MiB, so that what the SDK fetches ahead stays within it.",
     default="64m",
     uses=Use.READ,
 )

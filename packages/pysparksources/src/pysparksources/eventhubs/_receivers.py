@@ -49,6 +49,7 @@ __all__ = [
     "PositionedReceiver",
     "acquire",
     "close_all",
+    "effective_prefetch",
     "free_links_after",
     "reap_once",
     "release",
@@ -71,6 +72,8 @@ _QUEUE_BATCHES = 4
 # Python objects of one received event besides its body (EventData, annotations): ~1.4 KB
 # measured with tracemalloc on azure-eventhub 5.15.
 _EVENT_OVERHEAD_BYTES = 1536
+# The largest event Event Hubs (and the emulator) accepts, 1 MiB, as the budget counts it.
+_MAX_EVENT_BYTES = 1024 * 1024 + _EVENT_OVERHEAD_BYTES
 # A parked receiver's thread is idle (0.2 % of a core measured) or blocked on a full queue.
 # One whose service vanished retries the connection in the SDK's loop with no pause: a full
 # core, measured on azure-eventhub 5.15, so every second it spins is a second of a core lost.
@@ -86,6 +89,19 @@ _GROUP_CHECK_AFTER_S = 2.0
 _CACHE: dict[tuple[object, ...], PositionedReceiver] = {}
 _LOCK = threading.Lock()
 _REAPER: threading.Thread | None = None
+
+
+def effective_prefetch(config: SourceConfig) -> int:
+    """prefetchCount, capped so that twice that many of the largest events fit
+    receiverBufferBytes (31 with the default 64 MiB), and at least 1.
+
+    The SDK grants the service ``prefetch`` events of credit and reads up to that many from the
+    socket before it hands them to :meth:`PositionedReceiver._on_batch`, in events, whatever
+    their size: what it holds then sits outside the byte budget until the callback takes it.
+    Per receiver that is at most one prefetch, two when receiveBatchSize is below it (events
+    left in the SDK's own buffer), so two prefetches of 1 MiB events fit the budget.
+    """
+    return max(1, min(config.prefetch, config.buffer_bytes // (2 * _MAX_EVENT_BYTES)))
 
 
 def _event_bytes(event: Any) -> int:
@@ -209,7 +225,7 @@ class PositionedReceiver:
             "starting_position_inclusive": inclusive,
             "max_batch_size": config.receive_batch_size,
             "max_wait_time": None,
-            "prefetch": config.prefetch,
+            "prefetch": effective_prefetch(config),
         }
         if config.exclusive:
             kwargs["owner_level"] = 0
@@ -463,7 +479,7 @@ def _key(config: SourceConfig, partition_id: str) -> tuple[object, ...]:
         config.consumer_group,
         partition_id,
         config.exclusive,
-        config.prefetch,
+        effective_prefetch(config),
         config.receive_batch_size,
     )
 
@@ -505,14 +521,15 @@ def skip_limit(config: SourceConfig) -> int:
     """How far behind a task's start a cached receiver may stand and still be reused.
 
     A parked receiver keeps reading ahead: up to ``_QUEUE_BATCHES`` batches in its queue plus
-    the SDK's prefetch, so events that far ahead are (or were about to be) in this process
-    already and dropping them is nearly free, while a new link costs a connection, a token
-    and an attach (0.1-0.5 s on the emulator, more against Azure). Spark hands a partition's
-    batches to whichever Python worker is idle, and with a Python sink each task holds two
-    workers, so a partition's receiver is often a few batches behind: with the SDK's prefetch
-    alone as the limit, most tasks of a pyeventhub -> pyfile stream at 1,000 events/s missed.
+    the SDK's prefetch (:func:`effective_prefetch`), so events that far ahead are (or were
+    about to be) in this process already and dropping them is nearly free, while a new link
+    costs a connection, a token and an attach (0.1-0.5 s on the emulator, more against Azure).
+    Spark hands a partition's batches to whichever Python worker is idle, and with a Python
+    sink each task holds two workers, so a partition's receiver is often a few batches behind:
+    with the SDK's prefetch alone as the limit, most tasks of a pyeventhub -> pyfile stream at
+    1,000 events/s missed.
     """
-    return config.prefetch + _QUEUE_BATCHES * config.receive_batch_size
+    return effective_prefetch(config) + _QUEUE_BATCHES * config.receive_batch_size
 
 
 def acquire(config: SourceConfig, partition_id: str, start: int) -> tuple[PositionedReceiver, str]:

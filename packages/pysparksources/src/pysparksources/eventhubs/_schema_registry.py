@@ -1,30 +1,133 @@
-"""Azure Schema Registry through the official ``azure-schemaregistry`` client, cached per process.
+"""Azure Schema Registry, cached per process: writers' schemas by id, the sink's id by content.
 
 Events encoded by the SDK's AvroEncoder carry the content type ``avro/binary+<schema id>``.
 Read tasks are unpickled fresh for every task, but Python workers are reused across tasks and
-batches, so the clients and the schemas live in module-level caches keyed by namespace (and
-id): each writer's schema is fetched once per worker process, not once per event or task.
-The registry accepts Entra ID tokens only, so the credential is one of azure-identity's.
+batches, so clients and schemas live in module-level caches keyed by namespace (and id): each
+writer's schema is fetched once per worker process, not once per event or task. The registry
+accepts Entra ID tokens only, so the credential is one of azure-identity's.
+
+What the registry answers for an id is checked before it is used (:func:`schema_by_id`): an
+answer that the id does not exist (404 or another client error) or that is not a usable Avro
+schema (another format, not JSON, larger than :data:`MAX_SCHEMA_BYTES`, nested too deep) makes
+the events naming that id bad records, and is remembered in a negative cache bounded in ids and
+in time, so a schema registered later is found. Only what says nothing about the id stops the
+query: the registry refusing our credential (401, 403), the credential failing to get a token,
+the registry unreachable or failing (5xx, throttling past the retries). The by-id request goes
+through azure-core's pipeline with the client's own bearer-token policy, so that the answer's
+status and size can be checked before its body is read; registering and looking up by content
+(the sink) use the ``azure-schemaregistry`` client.
 """
 
 from __future__ import annotations
 
+import re
 import threading
-from typing import TYPE_CHECKING, Any
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from urllib.parse import quote
 
-from pysparksources.errors import SchemaRegistryError
+from pysparksources.errors import MalformedRecordError, SchemaError, SchemaRegistryError
 from pysparksources.eventhubs import NAME
+from pysparksources.eventhubs._avro_schema import AvroType, parse_avro_schema
 
 if TYPE_CHECKING:
     from pysparksources.eventhubs.config import RegistryConfig
 
-__all__ = ["AVRO_CONTENT_TYPE", "schema_by_id", "schema_id_for", "schema_id_of"]
+__all__ = [
+    "AVRO_CONTENT_TYPE",
+    "MAX_SCHEMA_BYTES",
+    "MISSING_IDS",
+    "MISSING_SECONDS",
+    "BoundedCache",
+    "clear_caches",
+    "schema_by_id",
+    "schema_id_for",
+    "schema_id_of",
+]
 
 AVRO_CONTENT_TYPE = "avro/binary"
+# A schema document larger than this is not read past it: far beyond any real schema.
+MAX_SCHEMA_BYTES = 1024 * 1024
+# Ids the registry had no usable schema for: remembered this long, this many per process.
+MISSING_SECONDS = 30.0
+MISSING_IDS = 1024
+# Schemas fetched and parsed: the least recently used beyond this many are fetched again.
+_KNOWN_IDS = 1024
+# The registry's ids are 32 hex digits; anything outside this is never sent as a URL path.
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_SCOPE = "https://eventhubs.azure.net/.default"  # the azure-schemaregistry client's scope
+_API_VERSION = "2022-10"  # the azure-schemaregistry client's (1.3) default
+_ACCEPT = "application/json; serialization=Avro"
+_AVRO_MEDIA = "application/json;serialization=avro"
+# 4xx answers that say the registry cannot tell now, not that the id does not exist.
+_NOT_ABOUT_THE_ID = {401, 403, 407, 408, 429}
+# Retries of the by-id request (azure-core's RetryPolicy keywords); the tests shorten them.
+RETRY: dict[str, Any] = {"retry_total": 3, "retry_backoff_factor": 0.8}
 _LOCK = threading.Lock()
+_CREDENTIALS: dict[tuple[Any, ...], Any] = {}
 _CLIENTS: dict[tuple[Any, ...], Any] = {}
-_SCHEMAS: dict[tuple[str, str], str] = {}
+_PIPELINES: dict[tuple[Any, ...], Any] = {}
 _IDS: dict[tuple[str, str, str, str], str] = {}
+
+V = TypeVar("V")
+
+
+class BoundedCache(Generic[V]):
+    """A thread-safe map that keeps at most ``size`` entries (least recently used go first),
+    each for ``seconds`` at most (None: until pushed out)."""
+
+    def __init__(
+        self,
+        size: int,
+        seconds: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.size, self.seconds, self.clock = size, seconds, clock
+        self._entries: OrderedDict[Any, tuple[float, V]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> V | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            if self.seconds is not None and self.clock() - entry[0] >= self.seconds:
+                del self._entries[key]
+                return None
+            self._entries.move_to_end(key)
+            return entry[1]
+
+    def put(self, key: Any, value: V) -> None:
+        with self._lock:
+            self._entries[key] = (self.clock(), value)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+# (namespace, id) -> the parsed writer's schema; -> why the id has none (the negative cache).
+_SCHEMAS: BoundedCache[tuple[Any, AvroType]] = BoundedCache(_KNOWN_IDS)
+_MISSING: BoundedCache[str] = BoundedCache(MISSING_IDS, MISSING_SECONDS)
+
+
+def clear_caches() -> None:
+    """Forget every client, schema and missing id of this process (tests)."""
+    with _LOCK:
+        _CREDENTIALS.clear()
+        _CLIENTS.clear()
+        _PIPELINES.clear()
+        _IDS.clear()
+    _SCHEMAS.clear()
+    _MISSING.clear()
 
 
 def schema_id_of(content_type: str | None) -> str | None:
@@ -38,6 +141,14 @@ def schema_id_of(content_type: str | None) -> str | None:
 
 
 def _credential(config: RegistryConfig) -> Any:
+    with _LOCK:
+        credential = _CREDENTIALS.get(_key(config))
+        if credential is None:
+            credential = _CREDENTIALS[_key(config)] = _new_credential(config)
+        return credential
+
+
+def _new_credential(config: RegistryConfig) -> Any:
     from azure import identity
 
     kwargs: dict[str, Any] = {}
@@ -72,6 +183,7 @@ def _key(config: RegistryConfig) -> tuple[Any, ...]:
 
 
 def _client(config: RegistryConfig) -> Any:
+    credential = _credential(config)
     with _LOCK:
         client = _CLIENTS.get(_key(config))
         if client is None:
@@ -80,8 +192,34 @@ def _client(config: RegistryConfig) -> Any:
             kwargs: dict[str, Any] = {}
             if config.connection_verify:
                 kwargs["connection_verify"] = config.connection_verify
-            client = SchemaRegistryClient(config.namespace, _credential(config), **kwargs)
+            client = SchemaRegistryClient(config.namespace, credential, **kwargs)
             _CLIENTS[_key(config)] = client
+        return client
+
+
+def _pipeline(config: RegistryConfig) -> Any:
+    credential = _credential(config)
+    with _LOCK:
+        client = _PIPELINES.get(_key(config))
+        if client is None:
+            from azure.core import PipelineClient
+            from azure.core.pipeline import policies
+
+            kwargs: dict[str, Any] = {}
+            if config.connection_verify:
+                kwargs["connection_verify"] = config.connection_verify
+            client = PipelineClient(
+                f"https://{config.namespace}",
+                policies=[
+                    policies.HeadersPolicy(),
+                    policies.UserAgentPolicy(sdk_moniker="pysparksources"),
+                    policies.ProxyPolicy(),
+                    policies.RetryPolicy(**RETRY),
+                    policies.BearerTokenCredentialPolicy(credential, _SCOPE),
+                ],
+                **kwargs,
+            )
+            _PIPELINES[_key(config)] = client
         return client
 
 
@@ -92,24 +230,139 @@ def _failed(config: RegistryConfig, what: str, error: Exception) -> SchemaRegist
     return SchemaRegistryError(NAME, f"{config.describe()}: {what} failed ({detail})")
 
 
-def schema_by_id(config: RegistryConfig, schema_id: str) -> str:
-    """The schema definition registered under ``schema_id`` (fetched once per process)."""
-    key = (config.namespace, schema_id)
-    cached = _SCHEMAS.get(key)
-    if cached is not None:
-        return cached
-    try:
-        schema = _client(config).get_schema(schema_id)
-    except Exception as error:
-        raise _failed(config, f"getting schema {schema_id}", error) from None
-    fmt = str(getattr(schema.properties, "format", ""))
-    if "avro" not in fmt.lower():
-        raise SchemaRegistryError(
-            NAME, f"{config.describe()}: schema {schema_id} is {fmt}, not Avro"
+def _endpoint(config: RegistryConfig) -> str:
+    return f"https://{config.namespace}"
+
+
+def _unreachable(config: RegistryConfig, schema_id: str, error: Exception) -> SchemaRegistryError:
+    """The request got no answer from the registry, or no token to send: nothing is known of
+    the id, so the task fails (Spark retries it) instead of calling its events bad."""
+    from azure.core.exceptions import ClientAuthenticationError
+
+    text = " ".join(str(error).split())[:300]
+    if isinstance(error, ClientAuthenticationError):
+        check = (
+            "check tenantId, clientId and clientSecret (or the managed identity), "
+            "schemaRegistry.authorityHost and schemaRegistry.connectionVerify"
         )
-    with _LOCK:
-        _SCHEMAS[key] = schema.definition
-    return str(schema.definition)
+        what = "could not get an Entra ID token for it"
+    else:
+        check = (
+            "check schemaRegistry.fullyQualifiedNamespace, the network and proxy between the "
+            "workers and it, and schemaRegistry.connectionVerify"
+        )
+        what = f"could not be reached at {_endpoint(config)}"
+    return SchemaRegistryError(
+        NAME,
+        f"{config.describe()} {what} while getting schema {schema_id} "
+        f"({type(error).__name__}: {text}); {check}",
+    )
+
+
+def _refused(config: RegistryConfig, schema_id: str, status: int, reason: str) -> Exception:
+    """An HTTP answer other than 200 for ``GET /$schemaGroups/$schemas/<id>``."""
+    answer = f"HTTP {status} {reason}".strip()
+    if status in (401, 403):
+        return SchemaRegistryError(
+            NAME,
+            f"{config.describe()} at {_endpoint(config)} refused our credential getting schema "
+            f"{schema_id} ({answer}); check that the identity (clientId or the managed identity)"
+            " has the Schema Registry Reader role on the namespace and that its token is for "
+            "that namespace's tenant",
+        )
+    if 400 <= status < 500 and status not in _NOT_ABOUT_THE_ID:
+        return MalformedRecordError(
+            NAME, f"{config.describe()} has no schema {schema_id} ({answer})"
+        )
+    return SchemaRegistryError(
+        NAME,
+        f"{config.describe()} at {_endpoint(config)} did not answer for schema {schema_id} "
+        f"({answer}, after retries); the registry is unavailable or throttling: Spark retries "
+        "the task",
+    )
+
+
+def _fetch(config: RegistryConfig, schema_id: str) -> str:
+    """The definition registered under ``schema_id``; MalformedRecordError when the registry
+    answers that it has none usable, SchemaRegistryError when it cannot say."""
+    from azure.core.exceptions import AzureError
+    from azure.core.rest import HttpRequest
+
+    request = HttpRequest(
+        "GET",
+        f"{_endpoint(config)}/$schemaGroups/$schemas/{quote(schema_id, safe='')}",
+        params={"api-version": _API_VERSION},
+        headers={"Accept": _ACCEPT},
+    )
+    try:
+        response = _pipeline(config).send_request(request, stream=True)
+    except Exception as error:  # no answer (or no token to ask with): nothing known of the id
+        raise _unreachable(config, schema_id, error) from None
+    try:
+        if response.status_code != 200:
+            raise _refused(config, schema_id, response.status_code, response.reason or "")
+        media = (response.headers.get("Content-Type") or "").replace(" ", "").lower()
+        if media != _AVRO_MEDIA:
+            raise MalformedRecordError(
+                NAME,
+                f"{config.describe()}: schema {schema_id} is {media[:80] or 'untyped'!r}, "
+                "not an Avro schema",
+            )
+        body = bytearray()
+        try:
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > MAX_SCHEMA_BYTES:
+                    raise MalformedRecordError(
+                        NAME,
+                        f"{config.describe()}: schema {schema_id} is larger than "
+                        f"{MAX_SCHEMA_BYTES} bytes",
+                    )
+        except AzureError as error:
+            raise _unreachable(config, schema_id, error) from None
+        try:
+            return body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise MalformedRecordError(
+                NAME, f"{config.describe()}: schema {schema_id} is not UTF-8 text"
+            ) from None
+    finally:
+        response.close()
+
+
+def schema_by_id(config: RegistryConfig, schema_id: str) -> tuple[Any, AvroType]:
+    """The writer's schema registered under ``schema_id`` (its JSON and its parsed form).
+
+    MalformedRecordError when the registry has no usable Avro schema under that id (the event
+    is bad; remembered for :data:`MISSING_SECONDS`); SchemaRegistryError when it cannot be
+    asked (the query fails).
+    """
+    key = (config.namespace, schema_id)
+    known = _SCHEMAS.get(key)
+    if known is not None:
+        return known
+    missing = _MISSING.get(key)
+    if missing is not None:
+        raise MalformedRecordError(NAME, missing)
+    try:
+        if not _ID.fullmatch(schema_id):
+            raise MalformedRecordError(
+                NAME, f"schema id {schema_id[:80]!r} is not a registry id (letters, digits, ._-)"
+            )
+        definition = _fetch(config, schema_id)
+        try:
+            parsed = parse_avro_schema(definition)
+        except SchemaError as error:
+            raise MalformedRecordError(
+                NAME,
+                f"{config.describe()}: schema {schema_id} is not a usable Avro schema "
+                f"({error.detail})",
+            ) from None
+    except MalformedRecordError as error:
+        _MISSING.put(key, error.detail)
+        raise
+    _SCHEMAS.put(key, parsed)
+    return parsed
 
 
 def schema_id_for(config: RegistryConfig, name: str, definition: str) -> str:

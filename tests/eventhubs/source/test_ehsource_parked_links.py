@@ -4,9 +4,11 @@ the registry's folder, shared by the machine's workers, cannot be turned against
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -38,6 +40,18 @@ import sys
 from pysparksources.eventhubs._parked_links import Slot, parked
 parked(Slot(*sys.argv[1:4]), sys.argv[4])
 print("parked", flush=True)
+sys.stdin.read()
+"""
+# The same, but forking a child first that outlives it (a worker's subprocess).
+FORKING_PARKER = """
+import os, sys, time
+from pysparksources.eventhubs._parked_links import Slot, parked
+parked(Slot(*sys.argv[1:4]), sys.argv[4])
+child = os.fork()
+if child == 0:
+    time.sleep(120)
+    os._exit(0)
+print("parked", child, flush=True)
 sys.stdin.read()
 """
 
@@ -272,6 +286,31 @@ def test_a_worker_ended_in_another_pid_namespace_is_seen_ended(registry: Path) -
         worker.wait(30)
     assert ask_to_close(slot, keep=0) == 0
     assert list(folder.iterdir()) == []
+
+
+def test_a_child_that_outlives_its_worker_does_not_keep_its_entries_alive(
+    registry: Path,
+) -> None:
+    slot = Slot(*HUB)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", FORKING_PARKER, *HUB, "forked"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    word, child = proc.stdout.readline().split()
+    try:
+        assert word == "parked"
+        assert ask_to_close(slot, keep=0) == 1  # the worker lives
+        proc.stdin.close()  # type: ignore[union-attr]  # the worker ends; its child goes on
+        proc.wait(30)
+        os.kill(int(child), 0)  # still running
+        assert ask_to_close(slot, keep=0) == 0
+        assert list((_root(registry) / slot.name).iterdir()) == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(child), signal.SIGKILL)
 
 
 def _run(

@@ -2,27 +2,31 @@
 
 Spark -> store: a query writes each committed batch's positions where EventProcessorClient
 keeps them, and an EventProcessorClient started on that store reads on from there, no event
-twice, none skipped. Store -> Spark: a query with startingPosition=checkpointStore takes the
-consumer group over from an EventProcessorClient, no gap, no duplicate. A SIGKILL never leaves
-the store ahead of Spark's commit log.
+twice, none skipped, partitions the query read nothing from included. Store -> Spark: a query
+with startingPosition=checkpointStore takes the consumer group over from an
+EventProcessorClient, no gap, no duplicate, resuming where the processor would (after the
+offset), with every blob it reads checked. A SIGKILL never leaves the store ahead of Spark's
+commit log.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import pytest
 from azure.eventhub import EventHubConsumerClient
 from azure.eventhub.extensions.checkpointstoreblob import BlobCheckpointStore
 from azure.storage.blob import BlobServiceClient
 
-from pysparksources_emulator import EventHubsEmulator
+from pysparksources_emulator import EmulatorConfig, EventHubsEmulator, HubConfig
 from support import crash_drivers
 from support.azurite import Azurite
 from support.eventhubs import send
@@ -83,10 +87,17 @@ class Processor:
     """An EventProcessorClient (the SDK's EventHubConsumerClient with a checkpoint store)
     that checkpoints every event it gets, as a production consumer would."""
 
-    def __init__(self, conn: str, store: BlobCheckpointStore, stop_after: int | None) -> None:
+    def __init__(
+        self,
+        conn: str,
+        store: BlobCheckpointStore,
+        stop_after: int | None,
+        starting_position: str | None = "-1",
+    ) -> None:
         self.events: dict[tuple[str, int], str] = {}
         self.offsets: dict[tuple[str, int], str] = {}
         self._stop_after = stop_after
+        self._starting_position = starting_position
         self._enough = threading.Event()
         self._client = EventHubConsumerClient.from_connection_string(
             conn,
@@ -99,8 +110,14 @@ class Processor:
         self._thread.start()
 
     def _run(self) -> None:
-        # Without a checkpoint a processor starts at the start of the stream ("-1").
-        self._client.receive(on_event=self._on_event, starting_position="-1")
+        # Without a checkpoint a processor starts at starting_position: "-1" here, the start
+        # of the stream; None leaves the SDK's default, "@latest" (only events sent later).
+        start = (
+            {}
+            if self._starting_position is None
+            else {"starting_position": self._starting_position}
+        )
+        self._client.receive(on_event=self._on_event, **start)
 
     def _on_event(self, context: Any, event: Any) -> None:
         if event is None or self._enough.is_set():
@@ -281,3 +298,174 @@ def test_a_kill_never_leaves_the_store_ahead_of_sparks_commit_log(
     got = [((r.partition, r.sequenceNumber), r.body) for r in rows]
     assert len(got) == len(sent) and dict(got) == sent, "events lost or duplicated"
     assert stored_next() == {"0": 150, "1": 150} == _committed_ends(ck)
+
+
+@pytest.fixture
+def four_partitions(eventhubs_emulator_factory: Any) -> str:
+    """A hub of at least 4 partitions: the emulator's, or the real one the environment names
+    as integration/eventhubs reads it (PYSPARKSOURCES_EVENTHUBS_CONNECTION_STRING, hub
+    PYSPARKSOURCES_EVENTHUBS_HUB): the test tells its events by a marker, so the hub may hold
+    others. Its connection string, with EntityPath."""
+    real = os.environ.get("PYSPARKSOURCES_EVENTHUBS_CONNECTION_STRING")
+    if not real:
+        emulator: EventHubsEmulator = eventhubs_emulator_factory(hubs={"handover": 4})
+        return emulator.connection_string("handover")
+    if "entitypath=" not in real.lower():
+        hub = os.environ.get("PYSPARKSOURCES_EVENTHUBS_HUB", "eh1")
+        real = f"{real.rstrip(';')};EntityPath={hub}"
+    with EventHubConsumerClient.from_connection_string(real, consumer_group=GROUP) as client:
+        if len(client.get_partition_ids()) < 4:
+            pytest.skip("the handover test needs a hub of 4 partitions or more")
+    return real
+
+
+def _stored(azurite: Azurite, container: str, conn: str) -> dict[str, tuple[int, str]]:
+    """What the official store reads for the hub ``conn`` names: partition -> (sequence
+    number, offset)."""
+    fields = dict(part.split("=", 1) for part in conn.split(";") if "=" in part)
+    namespace = urlparse(fields["Endpoint"]).netloc  # the host (and port) the SDK connects to
+    with _official_store(azurite, container) as store:
+        found = store.list_checkpoints(namespace, fields["EntityPath"], GROUP)
+    return {c["partition_id"]: (c["sequence_number"], c["offset"]) for c in found}
+
+
+def test_a_handover_to_a_processor_and_back_loses_nothing(
+    spark: Any, four_partitions: str, azurite: Azurite, container: str, tmp_path: Path
+) -> None:
+    conn, marker = four_partitions, uuid.uuid4().hex[:10]
+    sent: dict[str, str] = {}  # body -> partition, for the events the query is to read
+
+    def send_phase(phase: str, counts: dict[str, int]) -> set[tuple[str, str]]:
+        phased = {}
+        for pid, count in counts.items():
+            bodies = [f"{marker}-{phase}-p{pid}-{i}" for i in range(count)]
+            send(conn, bodies, partition_id=pid)
+            phased.update({body: pid for body in bodies})
+        sent.update(phased)
+        return {(pid, body) for body, pid in phased.items()}
+
+    def marked(rows: list[Any]) -> list[tuple[str, str]]:
+        return [(r.partition, r.body) for r in rows if r.body.startswith(marker)]
+
+    send_phase("before", {"0": 3})  # the query starts at the end: not its to read
+    sent.clear()
+    options = _store_options(azurite, container)
+    columns = ("partition", "sequenceNumber", "offset", "CAST(body AS STRING) AS body")
+    spark_turn = reader(spark, conn, startingPosition="end", **options).selectExpr(*columns)
+    run_available_now(spark_turn, tmp_path / "out", tmp_path / "ck")  # nothing new yet
+    # Every partition has a checkpoint now, those the query has read nothing from too.
+    assert sorted(_stored(azurite, container, conn)) == ["0", "1", "2", "3"]
+    send_phase("spark", {"0": 2, "1": 2})
+    run_available_now(spark_turn, tmp_path / "out", tmp_path / "ck")
+
+    # Partition 2 was empty all through Spark's turn, partition 1 gets nothing in the
+    # processor's. The processor starts where EventHubConsumerClient.receive() starts by
+    # default: after each checkpoint, or at "@latest" where it finds none.
+    for_processor = send_phase("processor", {"0": 2, "2": 2})
+    processor = Processor(conn, _official_store(azurite, container), None, starting_position=None)
+    try:
+        deadline = time.monotonic() + 60
+        while len(marked_events := _marked(processor, marker)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1)  # anything more (an event Spark had read) would arrive by now
+    finally:
+        processor.close()
+    assert sorted(_marked(processor, marker)) == sorted(for_processor), marked_events
+
+    # Back to Spark; partition 3 has received nothing until now.
+    send_phase("back", {"0": 1, "1": 1, "2": 1, "3": 1})
+    back = reader(spark, conn, startingPosition="checkpointStore", **options)
+    run_available_now(back.selectExpr(*columns), tmp_path / "out2", tmp_path / "ck2")
+    first = spark.read.parquet(str(tmp_path / "out")).collect()
+    second = spark.read.parquet(str(tmp_path / "out2")).collect()
+    everyone = marked(first) + _marked(processor, marker) + marked(second)
+    assert len(everyone) == len(set(everyone)), "events read twice"
+    assert set(everyone) == {(pid, body) for body, pid in sent.items()}, "events lost"
+    # The checkpoints left are the last events Spark read: sequence number and offset of one
+    # event, as a processor's own.
+    last = {r.partition: (r.sequenceNumber, r.offset) for r in sorted(second, key=_seq)}
+    assert _stored(azurite, container, conn) == {
+        pid: (seq, off) for pid, (seq, off) in last.items()
+    }
+
+
+def _seq(row: Any) -> int:
+    return int(row.sequenceNumber)
+
+
+def _marked(processor: Processor, marker: str) -> list[tuple[str, str]]:
+    return [
+        (pid, body) for (pid, _), body in list(processor.events.items()) if body.startswith(marker)
+    ]
+
+
+def test_the_store_is_read_back_as_a_processor_resumes_and_checked(
+    spark: Any, eventhubs_emulator_factory: Any, azurite: Azurite, container: str
+) -> None:
+    shift = [0.0]
+    emulator: EventHubsEmulator = eventhubs_emulator_factory(
+        config=EmulatorConfig(
+            hubs=[HubConfig(HUB, 2, retention_seconds=60)],
+            clock=lambda: time.time() + shift[0],
+            retention_check_interval=3600,
+        )
+    )
+    conn = emulator.connection_string(HUB)
+    send(conn, [f"a{n}" for n in range(5)], partition_id="0")
+    send(conn, [f"b{n}" for n in range(5)], partition_id="1")
+    offsets = {(r.partition, r.sequenceNumber): r.offset for r in batch_read(spark, conn)}
+    shift[0] = 600.0  # a0..a4 and b0..b4 expire
+    send(conn, [f"a{n}" for n in range(5, 10)], partition_id="0")
+    send(conn, ["b5", "b6"], partition_id="1")
+    assert emulator.apply_retention() > 0
+    offsets.update({(r.partition, r.sequenceNumber): r.offset for r in batch_read(spark, conn)})
+    names = {"fully_qualified_namespace": f"{emulator.host}:{emulator.port}", "eventhub_name": HUB}
+    with _official_store(azurite, container) as store:
+        # Offset and sequence number disagree (a tool that reset the offset only): a
+        # processor resumes after the offset, so does the query.
+        store.update_checkpoint(
+            {
+                **names,
+                "consumer_group": GROUP,
+                "partition_id": "0",
+                "sequence_number": 8,
+                "offset": offsets[("0", 6)],
+            }
+        )
+        # A processor's checkpoint at b1, whose next events b2..b4 have expired since: a
+        # processor skips them without a word; the query says so (failOnDataLoss).
+        store.update_checkpoint(
+            {
+                **names,
+                "consumer_group": GROUP,
+                "partition_id": "1",
+                "sequence_number": 1,
+                "offset": offsets[("1", 1)],
+            }
+        )
+    options = {"startingPosition": "checkpointStore", **_store_options(azurite, container)}
+    with pytest.raises(Exception) as caught:
+        batch_read(spark, conn, **options)
+    assert "partition 1" in str(caught.value) and "2..4" in str(caught.value)
+    rows = batch_read(spark, conn, failOnDataLoss="false", **options)
+    assert [(r.partition, r.sequenceNumber) for r in rows] == [
+        ("0", 7),
+        ("0", 8),
+        ("0", 9),
+        ("1", 5),
+        ("1", 6),
+    ]
+
+    # A blob whose metadata is not a checkpoint fails the read, naming it.
+    blob = f"{emulator.host}:{emulator.port}/{HUB}/{GROUP}/checkpoint/0".lower()
+    with BlobServiceClient.from_connection_string(azurite.connection_string) as service:
+        service.get_blob_client(container, blob).set_blob_metadata(
+            {"offset": offsets[("0", 6)], "sequencenumber": "eight"}
+        )
+    with pytest.raises(Exception) as caught:
+        batch_read(spark, conn, **options)
+    message = str(caught.value)
+    store = f"checkpoint store container '{container}'"
+    assert f"CheckpointError: pyeventhub: blob '{blob}' in the {store}" in message
+    assert "'sequencenumber' 'eight', not -1 or a decimal number" in message
+    assert azurite.account_key not in message

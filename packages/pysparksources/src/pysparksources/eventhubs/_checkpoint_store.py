@@ -7,11 +7,20 @@ its positions in its own checkpoint, invisible to those dashboards and tools. Th
 mirrors the query's committed positions into the store, and reads the store for a query that
 takes a consumer group over from an EventProcessorClient.
 
-Reads and writes go through the official ``BlobCheckpointStore``, so the layout is the one
-Microsoft's processors read, not a copy of it. A checkpoint names the last event processed
-and a processor resumes *after* its offset; pyeventhub's positions are the next sequence number
-to read. So committed position ``n`` is written as event ``n - 1`` (its sequence number and
-offset), and a checkpoint of sequence number ``s`` starts a query at ``s + 1``.
+Writes go through the official ``BlobCheckpointStore``, so the layout is the one Microsoft's
+processors read, not a copy of it. Reads list the blobs themselves (azure-storage-blob) and
+check each one (:mod:`_store_entries`): the official listing fails on the first malformed blob
+without naming it.
+
+A checkpoint names the last event processed, and a processor resumes *after its offset*,
+ignoring the sequence number; pyeventhub's positions are the next sequence number to read. So
+committed position ``n`` is written as event ``n - 1`` (its sequence number and offset); where
+no event before ``n`` is retained (``n`` is 0, or the partition's first retained event) the
+offset is ``-1``, the start of the stream, with sequence number ``n - 1``. Every partition the
+query has a position for gets a checkpoint, those it read nothing from too: a processor that
+finds none starts at ``starting_position``, ``"@latest"`` by default in
+``EventHubConsumerClient.receive()``, past whatever the partition holds. Read back, a query
+starts where a processor would, after the offset; the sequence number checks it.
 
 Driver only. Only positions Spark has committed are written (see :class:`CommittedPositions`),
 so the store is never ahead of the query: after a crash it may be behind, never ahead.
@@ -22,22 +31,31 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from pysparksources.errors import ArgumentError, OptionError, ServiceError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs._metadata import PartitionInfo
+from pysparksources.eventhubs._metadata import HubMetadata, PartitionInfo
 from pysparksources.eventhubs._positions import Position
 from pysparksources.eventhubs._receivers import PositionedReceiver
+from pysparksources.eventhubs._store_entries import (
+    StoredCheckpoint,
+    blob_prefix,
+    parse_checkpoint,
+    parse_claim,
+    partition_of,
+)
 from pysparksources.eventhubs.config import CheckpointStoreConfig, SourceConfig
 
-__all__ = ["CheckpointStore", "CommittedPositions", "offset_of"]
+__all__ = ["START_OF_STREAM", "CheckpointStore", "CommittedPositions", "checkpoint_offset"]
 
 log = logging.getLogger(__name__)
 # EventProcessorClient renews its claims every load_balancing_interval (30 s by default) and
 # a claim lapses after six of them: a claim younger than this is a processor still running.
 _CLAIM_LIFETIME_S = 180.0
 _STORE_RETRIES = 3  # azure-core's default is 10, minutes against a host that does not answer
+START_OF_STREAM = "-1"  # the offset every SDK reads as "before the first retained event"
 
 
 class CheckpointStore:
@@ -49,6 +67,7 @@ class CheckpointStore:
         self._config = config
         self._store_config: CheckpointStoreConfig = config.checkpoint_store
         self._client: Any = None
+        self._container: Any = None
         self._lock = threading.Lock()
 
     def describe(self) -> str:
@@ -60,21 +79,42 @@ class CheckpointStore:
                 self._client = self._new_client()
             return self._client
 
-    def _new_client(self) -> Any:
-        from azure.eventhub.extensions.checkpointstoreblob import BlobCheckpointStore
+    def _container_client(self) -> Any:
+        with self._lock:
+            if self._container is None:
+                from azure.storage.blob import ContainerClient
 
-        cfg = self._store_config
-        timeouts: dict[str, Any] = {
+                cfg = self._store_config
+                if cfg.connection_string is not None:
+                    self._container = ContainerClient.from_connection_string(
+                        cfg.connection_string, cfg.container, **self._timeouts()
+                    )
+                else:
+                    credential = self._config.connection.credential()
+                    self._container = ContainerClient(
+                        cfg.account_url or "", cfg.container, credential, **self._timeouts()
+                    )
+            return self._container
+
+    def _timeouts(self) -> dict[str, Any]:
+        return {
             "retry_total": _STORE_RETRIES,
             "connection_timeout": self._config.operation_timeout_s,
             "read_timeout": self._config.operation_timeout_s,
         }
+
+    def _new_client(self) -> Any:
+        from azure.eventhub.extensions.checkpointstoreblob import BlobCheckpointStore
+
+        cfg = self._store_config
         if cfg.connection_string is not None:
             return BlobCheckpointStore.from_connection_string(
-                cfg.connection_string, cfg.container, **timeouts
+                cfg.connection_string, cfg.container, **self._timeouts()
             )
         credential = self._config.connection.credential()
-        return BlobCheckpointStore(cfg.account_url or "", cfg.container, credential, **timeouts)
+        return BlobCheckpointStore(
+            cfg.account_url or "", cfg.container, credential, **self._timeouts()
+        )
 
     def _names(self) -> dict[str, str]:
         """The group's key in the store: namespace host as the SDK's client has it, hub, group."""
@@ -85,35 +125,90 @@ class CheckpointStore:
             "consumer_group": self._config.consumer_group,
         }
 
-    def checkpoints(self) -> dict[str, tuple[int, str]]:
-        """Partition id -> (sequence number, offset) of the last event processed."""
+    def _blobs(self, kind: str, partition_ids: Iterable[str]) -> list[tuple[str, str, Any]]:
+        """(name, partition id, blob properties) of the group's ``kind`` blobs for
+        ``partition_ids``; other names under the prefix are not the store's to read."""
+        names = self._names()
+        prefix = blob_prefix(
+            names["fully_qualified_namespace"],
+            names["eventhub_name"],
+            names["consumer_group"],
+            kind,
+        )
+        wanted = set(partition_ids)
+        doing = (
+            "reading checkpoints from" if kind == "checkpoint" else "reading partition claims from"
+        )
         try:
-            found = self._blob_store().list_checkpoints(**self._names())
-            return {
-                str(c["partition_id"]): (int(c["sequence_number"]), str(c["offset"])) for c in found
-            }
+            listed = list(
+                self._container_client().list_blobs(name_starts_with=prefix, include=["metadata"])
+            )
         except Exception as error:
-            raise self._failure(error, "reading checkpoints from") from None
+            raise self._failure(error, doing) from None
+        found = []
+        for blob in listed:
+            name = getattr(blob, "name", None)
+            pid = partition_of(name, prefix)
+            if pid is not None and pid in wanted and isinstance(name, str):
+                found.append((name, pid, blob))
+        return found
 
-    def starting_positions(self) -> dict[str, Position]:
-        """Where a query taking the group over starts: just after each checkpoint."""
+    def checkpoints(self, partition_ids: Iterable[str]) -> dict[str, StoredCheckpoint]:
+        """The checkpoints of ``partition_ids`` the store holds, each one checked."""
+        where = self.describe()
         return {
-            pid: Position("seqNo", seq_no=seq, inclusive=False)
-            for pid, (seq, _) in self.checkpoints().items()
+            pid: parse_checkpoint(where, name, pid, getattr(blob, "metadata", None))
+            for name, pid, blob in self._blobs("checkpoint", partition_ids)
         }
+
+    def starting_positions(
+        self, meta: HubMetadata, partition_ids: Iterable[str]
+    ) -> dict[str, Position]:
+        """Where a query taking the group over starts, in each of ``partition_ids`` that has a
+        checkpoint: where an EventProcessorClient would resume, just after its offset.
+
+        The sequence number checks that: where the events after it have expired since, the
+        query starts there anyway, and its first batch reports the loss as failOnDataLoss
+        says (a processor would skip them without a word); where it disagrees otherwise, the
+        offset wins, with a warning naming the blob.
+        """
+        found = self.checkpoints(partition_ids)
+        after_offset = meta.resolve({pid: c.resume_position() for pid, c in found.items()})
+        infos = meta.partitions()
+        starts = {}
+        for pid, checkpoint in found.items():
+            at, after = after_offset[pid], checkpoint.sequence_number + 1
+            beginning = infos[pid].beginning
+            if at != after and after < beginning and at == beginning:
+                at = after  # expired since the checkpoint: _clamp_expired reports it
+            elif at != after:
+                log.warning(
+                    "%s: checkpoint blob %r in the %s names offset %s and sequence number %d, "
+                    "but the first event after that offset is %d; starting there, where an "
+                    "EventProcessorClient resumes",
+                    NAME,
+                    checkpoint.blob,
+                    self.describe(),
+                    checkpoint.offset,
+                    checkpoint.sequence_number,
+                    at,
+                )
+            starts[pid] = Position("seqNo", seq_no=at)
+        return starts
 
     def live_claims(self, partition_ids: list[str]) -> dict[str, float]:
         """Partitions an EventProcessorClient holds now -> seconds since its last renewal."""
-        try:
-            claims = self._blob_store().list_ownership(**self._names())
-        except Exception as error:
-            raise self._failure(error, "reading partition claims from") from None
+        where = self.describe()
         now = time.time()
         live = {}
-        for claim in claims:
-            pid, modified = str(claim["partition_id"]), claim.get("last_modified_time")
-            if pid in partition_ids and claim.get("owner_id") and modified is not None:
-                age = max(0.0, now - float(modified))
+        for name, pid, blob in self._blobs("ownership", partition_ids):
+            metadata, modified = (
+                getattr(blob, "metadata", None),
+                getattr(blob, "last_modified", None),
+            )
+            claim = parse_claim(where, name, pid, metadata, modified)
+            if claim.owner and claim.last_modified is not None:
+                age = max(0.0, now - claim.last_modified.timestamp())
                 if age < _CLAIM_LIFETIME_S:
                     live[pid] = age
         return live
@@ -151,8 +246,11 @@ class CheckpointStore:
     def close(self) -> None:
         with self._lock:
             client, self._client = self._client, None
+            container, self._container = self._container, None
         if client is not None:
             client.close()
+        if container is not None:
+            container.close()
 
     def _failure(self, error: BaseException, doing: str) -> Exception:
         """The error to raise: what failed, where, and the service's reason. The service's
@@ -186,24 +284,36 @@ class CheckpointStore:
         return ServiceError(NAME, f"{doing} the {where} failed ({reason})")
 
 
-def offset_of(
-    config: SourceConfig, partition_id: str, sequence_number: int, info: PartitionInfo | None
+def checkpoint_offset(
+    config: SourceConfig, partition_id: str, position: int, info: PartitionInfo | None
 ) -> str | None:
-    """The service offset of one event: from the partition's properties when it is the last
-    event (a query that keeps up), else by receiving it; None when it has expired."""
-    if info is not None:
-        if info.latest == sequence_number + 1 and info.last_offset is not None:
-            return info.last_offset
-        if sequence_number < info.beginning:
-            return None
-    receiver = PositionedReceiver(config, partition_id, sequence_number, sdk_retries=True)
+    """The offset to store so that a processor resumes at ``position`` (the next event to
+    read): event ``position - 1``'s, or :data:`START_OF_STREAM` when no event before
+    ``position`` is retained; None when it was not found in time.
+
+    The partition's properties answer for a query that keeps up (the last event) and for one
+    at the partition's start; else one receive finds the event.
+    """
+    last = position - 1
+    if position <= 0 or (info is not None and last < info.beginning):
+        return START_OF_STREAM
+    if info is not None and info.latest == position and _is_offset(info.last_offset):
+        return info.last_offset
+    receiver = PositionedReceiver(config, partition_id, last, sdk_retries=True)
     try:
         event = receiver.first_event(config.operation_timeout_s)
     finally:
         receiver.close()
-    if event is None or int(event.sequence_number) != sequence_number:
+    if event is None:
         return None
-    return str(event.offset)
+    if int(event.sequence_number) > last:
+        return START_OF_STREAM  # expired since the properties were read
+    offset = str(event.offset)
+    return offset if _is_offset(offset) else None
+
+
+def _is_offset(value: str | None) -> bool:
+    return value is not None and value.isascii() and value.isdigit()
 
 
 class CommittedPositions:
@@ -289,28 +399,22 @@ class CommittedPositions:
 
     def _write(self, positions: dict[str, int], infos: dict[str, PartitionInfo]) -> None:
         for pid, position in sorted(positions.items(), key=lambda item: int(item[0])):
-            if self._written.get(pid) == position or position <= 0:
-                continue  # nothing read in this partition yet, or written already
+            if self._written.get(pid) == position:
+                continue
             try:
-                offset = offset_of(self._config, pid, position - 1, infos.get(pid))
+                offset = checkpoint_offset(self._config, pid, position, infos.get(pid))
             except Exception as error:
+                offset, reason = None, type(error).__name__
+            else:
+                reason = "none arrived within operationTimeout"
+            if offset is None:
                 log.warning(
                     "%s: the offset of event %d of partition %s was not found (%s); the next "
                     "batch's commit writes its checkpoint",
                     NAME,
                     position - 1,
                     pid,
-                    type(error).__name__,
-                )
-                continue
-            if offset is None:
-                log.info(
-                    "%s: event %d of partition %s has expired; its checkpoint is not written "
-                    "to the %s",
-                    NAME,
-                    position - 1,
-                    pid,
-                    self._store.describe(),
+                    reason,
                 )
                 continue
             try:

@@ -35,7 +35,7 @@ __all__ = ["parse_checkpoint_store"]
 # ending with a letter or digit.
 _CONTAINER = re.compile(r"^(?!.*--)[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
 _ENTRA_AUTHS = ("servicePrincipal", "managedIdentity", "defaultAzureCredential")
-_PACKAGE = "azure.eventhub.extensions.checkpointstoreblob"
+_PACKAGES = ("azure.eventhub.extensions.checkpointstoreblob", "azure.storage.blob")
 
 
 def parse_checkpoint_store(
@@ -72,11 +72,13 @@ def parse_checkpoint_store(
         account = _account_of_connection_string(opts, connection_string)
     else:
         account = _account_of_url(opts, account_url or "", connection)
-    if importlib.util.find_spec("azure") is None or importlib.util.find_spec(_PACKAGE) is None:
+    missing = [name for name in _PACKAGES if not _installed(name)]
+    if missing:
         raise OptionError.unsupported(
             NAME,
             STORE_CONTAINER.name,
-            f"needs {_PACKAGE}, not installed here: pip install 'pysparksources[checkpointstore]'",
+            f"needs {' and '.join(missing)}, not installed here: "
+            "pip install 'pysparksources[checkpointstore]'",
         )
     update = opts.value(STORE_UPDATE) and opts.use != Use.BATCH_READ  # batch reads write nothing
     return CheckpointStoreConfig(
@@ -86,6 +88,13 @@ def parse_checkpoint_store(
         update=update,
         account=account,
     )
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
 
 
 def _names_store(opts: Options) -> bool:

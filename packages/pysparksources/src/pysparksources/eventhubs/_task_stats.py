@@ -2,18 +2,43 @@
 cache and where partitions run (docs/pyeventhub-source.md lists the fields).
 
 Kept out of the reader: a task calls :func:`record` once, after its range is read, and it does
-nothing unless the option is set.
+nothing unless the option is set. Diagnostics never fail a task: a line that cannot be written
+is dropped, with one warning per process.
+
+The folder is the user's choice and may well be shared (``/tmp/stats``, a team folder), so
+whoever else can write there must not be able to aim our appends at another file of this
+user's: the folder's own name is followed if it is a symbolic link of this user's or root's
+(as the kernel's ``protected_symlinks`` would), never one of another user's; the file is
+opened without following a link, without blocking (a FIFO planted under its name), and written
+only if it is a regular file of this user's with no other name (a hard link to another file).
+Who may read the folder is the user's choice too: the lines hold host names, pids, partition
+ids, sequence numbers and timings, nothing secret.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
-from pathlib import Path
+import stat
+import threading
 
+from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs.planning import EventHubPartition
 
 __all__ = ["record"]
+
+log = logging.getLogger(__name__)
+_OPEN_FLAGS = (
+    os.O_WRONLY
+    | os.O_APPEND
+    | os.O_CREAT
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_warned = False
+_warn_lock = threading.Lock()
 
 
 def _executor_id() -> str:
@@ -58,7 +83,80 @@ def record(part: EventHubPartition, reuse: str, events: int, seconds: float) -> 
         "events": events,
         "seconds": round(seconds, 6),
     }
-    folder = Path(path)
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f"tasks-{os.getpid()}.jsonl", "a", encoding="utf-8") as f:
-        f.write(json.dumps(line, sort_keys=True) + "\n")
+    text = json.dumps(line, sort_keys=True) + "\n"
+    try:
+        problem = _append(path, f"tasks-{os.getpid()}.jsonl", text.encode())
+    except OSError as error:
+        problem = str(error.strerror or error)
+    if problem is not None:
+        _warn_once(path, problem)
+
+
+def _append(path: str, name: str, data: bytes) -> str | None:
+    """Append ``data`` to ``name`` in the folder; why not, if it was not."""
+    folder, problem = _open_folder(path)
+    if folder is None:
+        return problem
+    try:
+        fd = os.open(name, _OPEN_FLAGS, 0o644, dir_fd=folder)
+    except OSError as error:
+        return _file_problem(folder, name) or f"{name}: {error.strerror}"
+    finally:
+        os.close(folder)
+    try:
+        seen = os.fstat(fd)
+        if not stat.S_ISREG(seen.st_mode):
+            return f"{name} is not a regular file"
+        if seen.st_uid != os.geteuid():
+            return f"{name} belongs to user id {seen.st_uid}, not to this user"
+        if seen.st_nlink != 1:
+            return f"{name} has {seen.st_nlink} names (a hard link to another file)"
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        return None
+    finally:
+        os.close(fd)
+
+
+def _open_folder(path: str) -> tuple[int | None, str | None]:
+    """The folder, made if missing, or why not: its own name is followed only if it is a link
+    of this user's or root's."""
+    os.makedirs(path, exist_ok=True)
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0)), None
+    except OSError:
+        seen = os.lstat(path)
+        if not stat.S_ISLNK(seen.st_mode):
+            return None, "it is not a folder"
+        if seen.st_uid not in (os.geteuid(), 0):
+            return None, f"it is a symbolic link of user id {seen.st_uid}'s, not of this user's"
+    return os.open(path, flags), None
+
+
+def _file_problem(folder: int, name: str) -> str | None:
+    try:
+        seen = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except OSError:
+        return None
+    if stat.S_ISLNK(seen.st_mode):
+        return f"{name} is a symbolic link"
+    if stat.S_ISFIFO(seen.st_mode):
+        return f"{name} is a FIFO"
+    return None
+
+
+def _warn_once(path: str, reason: str) -> None:
+    global _warned
+    with _warn_lock:
+        if _warned:
+            return
+        _warned = True
+    log.warning(
+        "%s: taskStatsPath %s: %s; this process writes no task statistics there (the tasks "
+        "go on). Choose a folder of your own, or remove what is in the way.",
+        NAME,
+        path,
+        reason,
+    )

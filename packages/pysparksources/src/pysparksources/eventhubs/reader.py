@@ -181,14 +181,15 @@ def _clamp_expired(
 
 
 def _from_store(
-    config: SourceConfig, store: CheckpointStore, starts: dict[str, Position]
+    config: SourceConfig, store: CheckpointStore, meta: HubMetadata, starts: dict[str, Position]
 ) -> dict[str, Position]:
     """Starting positions with ``checkpointStore`` replaced by the store's checkpoints: just
     after each one, or the partition's first retained event where there is none (where an
     EventProcessorClient without a checkpoint starts by default)."""
-    if all(position.kind != "checkpointStore" for position in starts.values()):
+    wanted = [pid for pid, position in starts.items() if position.kind == "checkpointStore"]
+    if not wanted:
         return starts
-    found = store.starting_positions()
+    found = store.starting_positions(meta, wanted)
     chosen = {
         pid: found.get(pid, START) if position.kind == "checkpointStore" else position
         for pid, position in starts.items()
@@ -273,7 +274,7 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 for pid in _read_partitions(cfg, infos)
             }
             if cfg.checkpoint_store is not None:
-                starts = _from_store(cfg, self._checkpoint_store, starts)
+                starts = _from_store(cfg, self._checkpoint_store, meta, starts)
             self._initial = _offset(cfg, meta.resolve(starts))
         return self._initial
 
@@ -298,8 +299,9 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 self._checkpoint_store.check_no_processor(_read_partitions(cfg, infos))
             self._checkpoint_checked = True
         self._infos = infos
-        if self._initial is None or begin != _positions_of(cfg, self._initial):
-            self._post_committed(begin)  # Spark asks for a batch once the last one committed
+        # Spark asks for a batch once the last one committed; at the start, nothing before
+        # the starting positions is the query's to read, so they are written too.
+        self._post_committed(begin)
         latest = {pid: infos[pid].latest for pid in _read_partitions(cfg, infos)}
         self._latest = latest
         # An empty partition may still name the time of an event that has expired: not newest.
@@ -430,7 +432,7 @@ class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
             if cfg.checkpoint_store is not None:
                 store = CheckpointStore(cfg)
                 try:
-                    starts = _from_store(cfg, store, starts)
+                    starts = _from_store(cfg, store, meta, starts)
                 finally:
                     store.close()
             lows = meta.resolve(starts)

@@ -189,7 +189,8 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         if self._state is not None:
             return self._state
         cfg = self._config
-        assert cfg.log_location is not None  # the parser requires it for streams
+        if cfg.log_location is None:  # the parser requires it for streams
+            raise OptionError.required(NAME, "sourceLogLocation", "streams keep a source log")
         problem = exclusive_create_problem(cfg.log_location)
         if problem is not None:  # the log's batch files must never be replaced
             error = OptionError.invalid(NAME, "sourceLogLocation", problem, cfg.log_location.url())
@@ -278,21 +279,20 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         state = self._driver()
         if state.claimed:
             return
-        if state.log_id is None:
-            # A log written before logs had ids, restarted from its checkpoint: adopt it.
-            self._create_identity()
-        assert state.log_id is not None
-        state.log.claim(state.log_id, position)
+        # A log written before logs had ids, restarted from its checkpoint: adopt it.
+        log_id = state.log_id if state.log_id is not None else self._create_identity()
+        state.log.claim(log_id, position)
         state.claimed = True
 
-    def _create_identity(self) -> None:
+    def _create_identity(self) -> str:
         state = self._driver()
-        state.log_id = state.log.create_identity()
+        log_id = state.log_id = state.log.create_identity()
         if self._config.clean_source != "off" and state.current < 0:
             # A new log records from the start how far cleaning got. One without the record
             # (older, or run with cleanSource off) is cleaned from its next commit on.
             state.log.set_cleaned_through(-1)
             state.cleaned_through = -1
+        return log_id
 
     def _refuse_used_log(self) -> None:
         """Spark passes the initial offset only to a fresh checkpoint: the log must be unused."""
@@ -460,7 +460,9 @@ def read_partition(partition: FilePartition) -> Iterator[pa.RecordBatch]:
             return
         try:
             fs: Any = context.corrupt_log.filesystem()
-            name = hashlib.sha1(path.encode("utf-8")).hexdigest()
+            # Not a secret, only a stable name: the same file's record is replaced on replays
+            # (records written by earlier releases used the same name).
+            name = hashlib.sha1(path.encode("utf-8"), usedforsecurity=False).hexdigest()
             target = f"{context.corrupt_log.path.rstrip('/')}/corrupt/{name}.json"
             record = {"batchId": context.batch_id, "path": path, "problem": problem}
             fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)

@@ -387,10 +387,10 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         return self._offset(self._state.current)
 
     def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:
-        state = self._driver()
+        self._driver()
         # Spark plans a batch only after writing its end offset: that claims the log.
         first, last = self._position(start) + 1, self._position(end)
-        entries = state.log.get_range(first, last)
+        entries = self._logged(first, last)
         cfg = self._config
         context = ReadContext(
             cfg.location,
@@ -429,11 +429,31 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         first = last if done is None else done + 1
         if last >= first >= 0:
             try:
-                paths = [e.path for e in state.log.get_range(first, last)]
+                paths = [e.path for e in self._logged(first, last)]
                 state.cleaner.submit(paths, then=lambda: state.log.set_cleaned_through(last))
             except Exception as error:  # cleaning is best effort, as in Spark
                 log.warning("%s: cleanSource skipped batches %d..%d: %s", NAME, first, last, error)
         state.cleaned_through = max(last, done if done is not None else -1)
+
+    def _logged(self, first: int, last: int) -> list[LogEntry]:
+        """The files of log batches ``first..last``, each checked to be under the source's
+        folder: the log says what to read and what cleanSource deletes, and is read back."""
+        entries = self._driver().log.get_range(first, last)
+        base = self._config.base.rstrip("/") + "/"
+        for entry in entries:
+            inside = entry.path[len(base) :] if entry.path.startswith(base) else ""
+            if not inside or {".", "..", ""} & set(inside.split("/")):
+                where = self._config.log_location
+                raise CheckpointError(
+                    NAME,
+                    f"source log batch {entry.batch_id} in "
+                    f"{where.url() if where else 'the source log'} lists "
+                    f"{entry.path[:200]!r}, which is not a file under the source's path "
+                    f"{self._config.location.url()}: the log was edited, or written for "
+                    "another path; restore it, or start with a new sourceLogLocation and "
+                    "checkpointLocation",
+                ).bare()
+        return entries
 
     def stop(self) -> None:
         if self._state is not None:

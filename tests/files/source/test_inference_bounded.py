@@ -259,3 +259,22 @@ def test_footers_count_against_the_sample_not_the_file_sizes(tmp_path: Path) -> 
     assert infer(tmp_path, "parquet", mergeSchema="true", schemaSampleBytes="1") == (
         "struct<c0:bigint>"
     )
+
+
+def test_a_record_the_limit_cuts_is_left_out(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Records that end within schemaSampleBytes count; the one it cuts does not, in whatever
+    block it ends (pyarrow's typing of a whole block included)."""
+    first = '{"id": 1}\n'
+    cut = '{"id": 2, "late": "' + "x" * 100 + '"}\n'
+    (tmp_path / "a.json").write_text(first + cut + '{"id": 3}\n' * 50)
+    for block in (4, 8 * 2**20):
+        monkeypatch.setattr(_sample_text, "BLOCK_BYTES", block)
+        assert infer(tmp_path, "json", schemaSampleBytes=str(len(first) + 5)) == (
+            "struct<id:bigint>"
+        )
+    objects = [{"id": 1}, {"id": 2, "late": "x" * 100}]
+    (tmp_path / "a.json").write_text(json.dumps(objects))
+    options = {"multiLine": "true", "schemaSampleBytes": "20"}
+    assert infer(tmp_path, "json", **options) == "struct<id:bigint>"

@@ -267,8 +267,9 @@ def _json_lines_type(config: _Inputs, entry: FileEntry, f: Any, sampler: random.
     budget = config.budget
     where = config.location.url(entry.path)
     for piece in line_blocks(f, config.reader.encoding, budget, where):
-        # pyarrow types a whole piece, within the budget unless it holds the first record.
-        whole = config.inference.sampling_ratio >= 1 and (budget.started or budget.remaining > 0)
+        # pyarrow types a whole piece read within the budget; a piece read past it (to end the
+        # line the budget cut, or to find the sample's first record) goes line by line.
+        whole = config.inference.sampling_ratio >= 1 and budget.remaining >= 0
         fast = _arrow_json_type(piece.encode("utf-8"), config) if whole else None
         if fast is not None:
             root = merge_json(root, fast)
@@ -297,6 +298,8 @@ def _json_document_type(
         if first is None or _skipped(config, sampler):
             return found
         for text in itertools.chain([first], records):
+            if config.budget.spent:  # this object ends past the sample's bytes
+                break
             found = merge_json(found, _json_record_type(config, entry, text.strip(), strict=True))
             config.budget.started = True
     except SchemaError:  # a record too large to hold: no verdict on the document

@@ -30,6 +30,7 @@ SCENARIOS = {
     "files-malformed": "benchmarks.files_malformed",
     "files-schema": "benchmarks.files_schema",
     "files-scale": "benchmarks.files_scale",
+    "files-infer-memory": "benchmarks.files_infer_memory",
     "eventhubs-source": "benchmarks.eventhubs_source",
     "eventhubs-sink": "benchmarks.eventhubs_sink",
     "eventhubs-avro": "benchmarks.eventhubs_avro",

@@ -14,10 +14,11 @@ from benchmarks._children import REPOSITORY, emulator_command
 from benchmarks._command import _without_local_cluster, build_parser
 
 # The scenarios `pysparksources bench` had before the benchmarks left the wheel, and the
-# ones added since (files-malformed, files-schema, files-scale).
+# ones added since (files-malformed, files-schema, files-scale, files-infer-memory).
 EXPECTED = [
     "rate", "floor", "profile", "latency", "startup", "files-source", "files-sink",
-    "files-malformed", "files-schema", "files-scale", "eventhubs-source", "eventhubs-sink",
+    "files-malformed", "files-schema", "files-scale", "files-infer-memory", "eventhubs-source",
+    "eventhubs-sink",
     "eventhubs-avro", "eventhubs-scale", "emulator", "soak",
 ]  # fmt: skip
 

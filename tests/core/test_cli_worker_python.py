@@ -5,13 +5,16 @@ link to this environment's base interpreter).
 
 - Commands that start no Spark, and importing the package, say nothing about it (the demo and
   doctor, which start Spark, do: tests/wheel/test_wheel_install.py).
-- ``_pysparksources_hint`` (which the wheel's .pth file imports at every start) adds one line
-  after the traceback when Spark fails because of it, and is silent otherwise. The wheel test
-  runs the real failure from the built wheel; here it gets the texts Spark's errors carry.
+- ``_pysparksources_hint`` (which the wheel's .pth file imports at every start) changes
+  nothing until PySpark is imported; then it adds one line after the traceback when Spark
+  fails because of it, and is silent otherwise. The wheel test runs the real failure from the
+  built wheel; here each script runs the wheel's .pth line itself (an editable install has no
+  .pth file), imports PySpark and raises the texts Spark's errors carry.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -21,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from pysparksources._core import worker_python
-from support.paths import TESTS
+from support.paths import PRODUCT, TESTS
 
 FIX = f"export PYSPARK_PYTHON={sys.executable} before Spark starts"
 
@@ -73,16 +76,32 @@ def run(path: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str
     )
 
 
-def with_hint(code: str) -> str:
-    """A script as a program started by the wheel's .pth file sees it: the hook in place."""
-    return "import _pysparksources_hint\n" + textwrap.dedent(code)
+def _pth_line() -> str:
+    """The line setup.py writes into the wheel's pysparksources-hint.pth."""
+    tree = ast.parse((PRODUCT / "setup.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "PTH_LINE":
+            value = ast.literal_eval(node.value)
+            assert isinstance(value, str)
+            return value
+    raise AssertionError("setup.py has no PTH_LINE")
+
+
+PTH_LINE = _pth_line()
+
+
+def with_hint(code: str, pyspark: bool = True) -> str:
+    """A script as a program of the wheel's environment runs it: the .pth line first (as the
+    site module runs it), then (``pyspark``) ``import pyspark``, then ``code``."""
+    start = PTH_LINE + ("import pyspark\n" if pyspark else "")
+    return start + textwrap.dedent(code)
 
 
 def hint_line(python3: Path, executable: str = sys.executable) -> str:
     return (
         f"pysparksources: Spark starts its Python workers with {python3} (PYSPARK_PYTHON is "
-        f"unset), which has no pysparksources: export PYSPARK_PYTHON={executable} before Spark "
-        "starts (pysparksources doctor checks a setup)"
+        f"unset), which did not find pysparksources: export PYSPARK_PYTHON={executable} before "
+        "Spark starts (pysparksources doctor checks a setup)"
     )
 
 
@@ -162,8 +181,8 @@ def test_a_chosen_worker_python_without_the_package_is_named(path_python3: Path)
     result = run(path_python3, "-c", code, PYSPARK_PYTHON=python)
     assert last_line(result) == (
         f"pysparksources: Spark starts its Python workers with {python} (PYSPARK_PYTHON), which "
-        f"has no pysparksources: install pysparksources into it, or {FIX} (pysparksources "
-        "doctor checks a setup)"
+        f"did not find pysparksources: install pysparksources into it, or {FIX} "
+        "(pysparksources doctor checks a setup)"
     )
 
 
@@ -201,6 +220,8 @@ def test_a_programs_own_excepthook_replaces_the_hint(path_python3: Path) -> None
 
 
 def test_an_earlier_excepthook_still_runs_first(path_python3: Path) -> None:
+    """A hook installed before the hint loads (the exceptiongroup backport's, on Python 3.10,
+    installed when it is imported first) prints the traceback; the hint's line follows."""
     code = (
         "import sys\n"
         "sys.excepthook = lambda kind, error, tb: print('EARLIER', file=sys.stderr)\n"
@@ -208,6 +229,81 @@ def test_an_earlier_excepthook_still_runs_first(path_python3: Path) -> None:
     )
     result = run(path_python3, "-c", code)
     assert result.stderr.splitlines() == ["EARLIER", hint_line(path_python3 / "python3")]
+
+
+def test_a_program_that_never_imports_pyspark_keeps_the_interpreters_hook(
+    path_python3: Path,
+) -> None:
+    """At start the hint only waits: sys.excepthook stays the interpreter's own, so the
+    exceptiongroup backport (which installs its hook only over that one) is unaffected."""
+    code = with_hint(
+        "import sys\n"
+        "print(sys.excepthook is sys.__excepthook__, sys.meta_path[0])\n"
+        "import json\n" + NOT_FOUND.format(name="pyrate"),  # other imports: found as before
+        pyspark=False,
+    )
+    result = run(path_python3, "-c", code)
+    assert result.stdout == "True <pysparksources start-up hint: waits for pyspark>\n"
+    assert "[DATA_SOURCE_NOT_FOUND]" in result.stderr and "pysparksources:" not in result.stderr
+    imported = with_hint("import sys\nprint(sys.excepthook is sys.__excepthook__)\n")
+    assert run(path_python3, "-c", imported).stdout == "False\n"  # pyspark is used: hooked
+
+
+def test_the_backport_imported_after_pyspark_still_prints_its_groups(
+    path_python3: Path,
+) -> None:
+    """Python 3.10: exceptiongroup imported after PySpark finds this hook in place and keeps
+    its own out; the hint then prints the traceback as the backport's hook would have. Here,
+    on a newer Python, a stand-in module and the 3.10 switch show which printer runs."""
+    code = with_hint(
+        "import sys, types, _pysparksources_hint\n"
+        "_pysparksources_hint._BACKPORT_PYTHON = True\n"
+        "backport = types.ModuleType('exceptiongroup')\n"
+        "backport.print_exception = lambda kind, error, tb: print('BACKPORT', kind.__name__, "
+        "file=sys.stderr)\n"
+        "sys.modules['exceptiongroup'] = backport\n" + NOT_FOUND.format(name="pyrate")
+    )
+    result = run(path_python3, "-c", code)
+    assert result.stderr.splitlines() == [
+        "BACKPORT Py4JJavaError",
+        hint_line(path_python3 / "python3"),
+    ]
+
+
+def test_the_hint_runs_no_process(path_python3: Path) -> None:
+    """The error is the evidence: no Python is started to check the workers' one."""
+    code = with_hint(
+        "import sys\n"
+        "sys.addaudithook(lambda event, args: event.startswith(('subprocess', 'os.exec', "
+        "'os.posix_spawn', 'os.fork')) and print('STARTED', event, file=sys.stderr))\n"
+        + NOT_FOUND.format(name="pyrate")
+    )
+    result = run(path_python3, "-c", code)
+    assert "STARTED" not in result.stderr, result.stderr
+    assert last_line(result) == hint_line(path_python3 / "python3")
+
+
+def test_the_opt_out_leaves_everything_as_it_was(path_python3: Path) -> None:
+    code = with_hint(
+        "import sys\n"
+        "print(sys.excepthook is sys.__excepthook__, any('hint' in repr(f) for f in "
+        "sys.meta_path))\n" + NOT_FOUND.format(name="pyrate")
+    )
+    result = run(path_python3, "-c", code, PYSPARKSOURCES_NO_HINT="1")
+    assert result.stdout == "True False\n"
+    assert "pysparksources:" not in result.stderr
+
+
+def test_the_pth_line_survives_any_failure_of_the_import(
+    path_python3: Path, tmp_path: Path
+) -> None:
+    """Even a KeyboardInterrupt while the hint module loads ends only the hint."""
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "_pysparksources_hint.py").write_text("raise KeyboardInterrupt\n")
+    code = f"import sys; sys.path.insert(0, {str(broken)!r})\n{PTH_LINE}print('started')\n"
+    result = run(path_python3, "-c", code)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "started\n", "")
 
 
 def test_a_spark_connect_servers_failure_names_the_servers_python(path_python3: Path) -> None:

@@ -1,4 +1,5 @@
-"""Fuzzing what the sources read back from storage: offsets, pyfile's source log, manifests.
+"""Fuzzing what the sources read back from storage: offsets, pyfile's source log, manifests
+(the small state files beside them: test_fuzz_state_files.py).
 
 An offset Spark hands back from the checkpoint (a hand edit, another source's offset) must
 give :class:`OffsetError` naming the checkpoint file; a damaged source-log or manifest line
@@ -122,6 +123,9 @@ LINES = st.lists(
 @example("v1", ['{"path": "a", "timestamp": "1", "batchId": 0}'])  # was int("1")
 @example("v1", ["[" * 50_000])  # json.loads RecursionError
 @example("v1", ['{"path": "a", "timestamp": 1}'])  # KeyError batchId
+@example("v1", ['{"path": "a", "timestamp": 1, "batchId": -3}'])  # was taken as batch -3
+@example("v1", ['{"path": "", "timestamp": 2e400, "batchId": 0}'])
+@example("v1", ['{"path": "a", "timestamp": 1, "batchId": 0, "size": -9}'])
 def test_source_log_files(version: str, lines: list[str]) -> None:
     text = "\n".join([version, *lines])
     try:
@@ -129,7 +133,9 @@ def test_source_log_files(version: str, lines: list[str]) -> None:
     except CheckpointError as error:
         assert "memory://log/7" in str(error)
         return
-    assert all(isinstance(e.path, str) and isinstance(e.batch_id, int) for e in entries)
+    for e in entries:
+        assert isinstance(e.path, str) and e.path
+        assert 0 <= e.batch_id < 2**63 and -(2**63) <= e.timestamp < 2**63 and e.size >= -1
 
 
 SINK_ENTRY = st.fixed_dictionaries(
@@ -149,10 +155,18 @@ SINK_ENTRY = st.fixed_dictionaries(
 @example(b"v1", b'{"path": "a", "size": Infinity}', b"")  # int(inf) was an OverflowError
 @example(b"v1", b'"just a string"', b"")  # item["path"] on a str was a TypeError
 @example(b"v1", b"", b"\xff\xfe")  # not UTF-8
+@example(b"v1", b'{"path": "a", "size": "12"}', b"")  # was int("12")
+@example(b"v1", b'{"path": "a", "isDir": "false"}', b"")  # was bool("false"): a folder
+@example(b"v1", b'{"path": {"x": 1}}', b"")  # was str() of the object: a path
+@example(b"v1", b'{"path": "a", "action": 5}', b"")
+@example(b"v1", b'{"path": "a", "size": -1, "modificationTime": 1e30}', b"")
 def test_manifest_files(version: bytes, body: bytes, tail: bytes) -> None:
     try:
         files = parse_manifest(version + b"\n" + body + tail, "file:///out/_spark_metadata/3")
     except CheckpointError as error:
         assert "file:///out/_spark_metadata/3" in str(error)
         return
-    assert all(isinstance(f.path, str) for f in files)
+    for f in files:
+        assert isinstance(f.path, str) and f.path and isinstance(f.is_dir, bool)
+        assert type(f.size) is int and 0 <= f.size < 2**63 and f.action in ("add", "delete")
+        assert type(f.modification_time) is int and abs(f.modification_time) <= 2**63

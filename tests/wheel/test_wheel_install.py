@@ -106,7 +106,9 @@ def test_the_product_wheel_carries_no_harness(fresh: FreshInstall) -> None:
     }, top
     with zipfile.ZipFile(fresh.dists.product_wheel) as archive:
         pth = archive.read("pysparksources-hint.pth").decode()
-    assert pth == 'import sys; exec("try: import _pysparksources_hint\\nexcept Exception: pass")\n'
+    assert pth == (
+        'import sys; exec("try: import _pysparksources_hint\\nexcept BaseException: pass")\n'
+    )
     record = _wheel_text(fresh.dists.product_wheel, "RECORD")  # so pip uninstall removes it
     assert "\npysparksources-hint.pth," in record
     unwanted = [
@@ -206,8 +208,8 @@ def _hint_line(fresh: FreshInstall) -> str:
     python3 = shutil.which("python3", path=fresh.env["PATH"])
     return (
         f"pysparksources: Spark starts its Python workers with {python3} (PYSPARK_PYTHON is "
-        f"unset), which has no pysparksources: export PYSPARK_PYTHON={fresh.python} before "
-        "Spark starts (pysparksources doctor checks a setup)"
+        f"unset), which did not find pysparksources: export PYSPARK_PYTHON={fresh.python} "
+        "before Spark starts (pysparksources doctor checks a setup)"
     )
 
 
@@ -230,19 +232,22 @@ def test_the_first_snippet_ends_with_the_fix_and_runs_with_it(fresh: FreshInstal
 
 
 def test_the_start_up_hint_costs_nothing_and_says_nothing_otherwise(fresh: FreshInstall) -> None:
-    """The .pth file chains sys.excepthook at every start and imports nothing else; it prints
-    only for its own failure, and gives way to a program's own excepthook."""
+    """The .pth file only puts a watcher on sys.meta_path at start: sys.excepthook stays the
+    interpreter's own, nothing else is imported. Once PySpark is imported the hook wraps the
+    one in place; it prints only for its own failure, and gives way to a program's own
+    excepthook installed later."""
     started = fresh.script(
         """
         import sys
         loaded = [m for m in sys.modules if m.split(".")[0] in ("pyspark", "pysparksources")]
-        print(sys.excepthook.__module__, sorted(loaded))
+        print(sys.excepthook is sys.__excepthook__, sorted(loaded), sys.meta_path[0])
         """
     )
-    assert started.stdout.split() == ["_pysparksources_hint", "[]"], started.stdout
+    assert started.stdout == "True [] <pysparksources start-up hint: waits for pyspark>\n"
     assert started.stderr == ""
     # A failure of ours without Spark: the text Spark's Py4JJavaError carries.
     not_found = (
+        "import pyspark\n"
         "class Py4JJavaError(Exception): pass\n"
         "raise Py4JJavaError('An error occurred while calling o28.load.\\n: "
         "org.apache.spark.SparkClassNotFoundException: [DATA_SOURCE_NOT_FOUND] Failed to find "
@@ -250,11 +255,15 @@ def test_the_start_up_hint_costs_nothing_and_says_nothing_otherwise(fresh: Fresh
     )
     ours = fresh.script(not_found)
     assert ours.stderr.rstrip("\n").splitlines()[-1] == _hint_line(fresh)
-    other = fresh.script("raise ValueError('boom')")
+    without_pyspark = fresh.script(not_found.replace("import pyspark\n", ""))
+    assert "pysparksources" not in without_pyspark.stderr
+    opted_out = fresh.script(not_found, PYSPARKSOURCES_NO_HINT="1")
+    assert "pysparksources" not in opted_out.stderr
+    other = fresh.script("import pyspark\nraise ValueError('boom')")
     assert other.stderr.rstrip("\n").splitlines()[-1] == "ValueError: boom"
     assert "pysparksources" not in other.stderr
     own_hook = fresh.script(
-        "import sys\n"
+        "import pyspark, sys\n"
         "sys.excepthook = lambda kind, error, tb: print('MINE', kind.__name__, file=sys.stderr)\n"
         + not_found
     )

@@ -1,8 +1,14 @@
 """One line after a traceback, when Spark could not find pysparksources in its Python workers.
 
 ``pysparksources-hint.pth`` (written into the wheel by ``setup.py``) imports this module at
-every start of an interpreter that has pysparksources installed. Importing it only chains
-``sys.excepthook``: nothing runs, nothing is printed, nothing else is imported.
+every start of an interpreter that has pysparksources installed. It must not change what any
+other program does, so at start it only puts a watcher first on ``sys.meta_path`` that looks
+at each module name imported and finds nothing. ``sys.excepthook`` stays the interpreter's
+own: a program that never imports PySpark never sees the hint (the ``exceptiongroup``
+backport, on Python 3.10, installs its hook only over the interpreter's own). When PySpark is
+first imported the watcher wraps the ``sys.excepthook`` in place then, which keeps printing
+every traceback; the watcher then does nothing more. ``PYSPARKSOURCES_NO_HINT=1`` turns all of
+this off.
 
 Spark starts its Python workers with ``PYSPARK_PYTHON`` (``python3`` from PATH when unset), not
 with the interpreter that runs the application. From a virtual environment that is not
@@ -13,22 +19,28 @@ never imported pysparksources, so nothing of ours could say why. When such an ex
 the program uncaught, the hook lets the previous hook print it as usual and then adds::
 
     pysparksources: Spark starts its Python workers with /usr/bin/python3 (PYSPARK_PYTHON is
-    unset), which has no pysparksources: export PYSPARK_PYTHON=/app/venv/bin/python before
-    Spark starts (pysparksources doctor checks a setup)
+    unset), which did not find pysparksources: export PYSPARK_PYTHON=/app/venv/bin/python
+    before Spark starts (pysparksources doctor checks a setup)
 
-It never sets ``PYSPARK_PYTHON`` itself: executors run that path too, and a driver's virtual
-environment does not exist on a cluster's machines. It is silent for every other exception,
-when the workers' Python does have the package, and once a program installs its own
-``sys.excepthook`` (which replaces this one). Standard library only: keep it that way.
+The error itself is the evidence: the hook runs no process. It never sets ``PYSPARK_PYTHON``
+itself: executors run that path too, and a driver's virtual environment does not exist on a
+cluster's machines. It is silent for every other exception, when the workers run this
+environment's Python, and once a program installs its own ``sys.excepthook`` (which replaces
+this one). Notebooks (IPython) print errors without ``sys.excepthook``: there the error's own
+text and ``pysparksources doctor`` say it. Standard library only: keep it that way.
 """
 
 import sys  # the only import at start: nothing else loads until an exception ends the program
 
-__all__ = ["hint", "install"]
+__all__ = ["OPT_OUT", "hint", "install", "start"]
 
 FORMATS = ("pyrate", "pyfile", "pyeventhub")
+OPT_OUT = "PYSPARKSOURCES_NO_HINT"
 _MISSING = ("No module named 'pysparksources'", "No module named 'pyspark_py")
 _NOT_FOUND = "[DATA_SOURCE_NOT_FOUND] Failed to find the data source: "
+# Python 3.10 has no ExceptionGroup; the exceptiongroup backport prints its groups through
+# its own excepthook, installed only when it finds the interpreter's hook in place.
+_BACKPORT_PYTHON = sys.version_info < (3, 11)
 
 
 def _texts(error: BaseException) -> list[str]:
@@ -76,24 +88,6 @@ def _active_python_exec() -> str | None:
     return None
 
 
-def _has_package(python: str) -> bool | None:
-    """Whether ``python`` finds pysparksources (None when it cannot be run)."""
-    import subprocess
-
-    code = "import importlib.util as u, sys; sys.exit(u.find_spec('pysparksources') is None)"
-    try:
-        result = subprocess.run(
-            [python, "-c", code],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return result.returncode == 0
-
-
 def _workers_python(kind: str) -> tuple[str, str | None]:
     """(the Python Spark starts for this kind of failure, the variable that chose it)."""
     import os
@@ -132,31 +126,39 @@ def hint(error: BaseException) -> str | None:
         os.path.dirname(sys.executable)
     ):
         return None  # the workers run this environment: something else went wrong
-    found = _has_package(shown)
-    if found:
-        return None
-    what = "which has no pysparksources" if found is False else "which does not run"
     fix = f"export PYSPARK_PYTHON={sys.executable} before Spark starts"
     doctor = "(pysparksources doctor checks a setup)"
     if chosen is None:
         return (
             f"pysparksources: Spark starts its Python workers with {shown} "
-            f"(PYSPARK_PYTHON is unset), {what}: {fix} {doctor}"
+            f"(PYSPARK_PYTHON is unset), which did not find pysparksources: {fix} {doctor}"
         )
     return (
-        f"pysparksources: Spark starts its Python workers with {shown} ({chosen}), {what}: "
-        f"install pysparksources into it, or {fix} {doctor}"
+        f"pysparksources: Spark starts its Python workers with {shown} ({chosen}), which did "
+        f"not find pysparksources: install pysparksources into it, or {fix} {doctor}"
     )
 
 
+def _print_traceback(previous: object, kind: type, error: BaseException, tb: object) -> None:
+    """What ``previous`` (the hook this one wraps) prints; on Python 3.10, with the
+    ``exceptiongroup`` backport imported after this hook was installed (so it kept its own
+    out), the backport's printing, which that hook would have done."""
+    backport = sys.modules.get("exceptiongroup") if _BACKPORT_PYTHON else None
+    printer = getattr(backport, "print_exception", None)
+    if previous is sys.__excepthook__ and printer is not None:
+        printer(kind, error, tb)
+        return
+    previous(kind, error, tb)  # type: ignore[operator]
+
+
 def install() -> None:
-    """Chain ``sys.excepthook`` (once): the hook in place keeps printing the traceback."""
+    """Wrap the ``sys.excepthook`` in place (once): it keeps printing every traceback."""
     previous = sys.excepthook
     if getattr(previous, "_pysparksources_hint", False):
         return
 
     def excepthook(kind: type[BaseException], error: BaseException, traceback: object) -> None:
-        previous(kind, error, traceback)  # type: ignore[arg-type]
+        _print_traceback(previous, kind, error, traceback)
         try:
             line = hint(error)
             if line:
@@ -169,4 +171,35 @@ def install() -> None:
     sys.excepthook = excepthook
 
 
-install()
+class _PySparkWatch:
+    """First on ``sys.meta_path``: finds no module, and installs the hook when PySpark is
+    imported (before its first module runs). Then it only returns None."""
+
+    done = False
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if not self.done and (name == "pyspark" or name.startswith("pyspark.")):
+            self.done = True
+            try:  # noqa: SIM105 - contextlib is one more import at every start
+                install()
+            except BaseException:  # never in the way of an import
+                pass
+
+    def __repr__(self) -> str:
+        return "<pysparksources start-up hint: waits for pyspark>"
+
+
+def start() -> None:
+    """What the .pth file's import does: nothing with ``PYSPARKSOURCES_NO_HINT`` set, the hook
+    now if PySpark is already imported, else the watcher."""
+    import os
+
+    if os.environ.get(OPT_OUT, "") not in ("", "0"):
+        return
+    if "pyspark" in sys.modules:
+        install()
+    elif not any(isinstance(finder, _PySparkWatch) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _PySparkWatch())
+
+
+start()

@@ -170,3 +170,31 @@ def test_clean_source_covers_every_batch_after_restarts(tmp_path: Path, mode: st
         archived = sorted(p.name for p in archive.rglob("*.csv"))
         assert archived == [f"f{i}.csv" for i in range(5)]
     assert json.loads((log / "cleaned.json").read_text()) == {"cleanedThrough": 4}
+
+
+@pytest.mark.parametrize("planted", ["outside/secret.csv", "in/../outside/secret.csv"])
+def test_a_log_entry_outside_the_source_path_is_never_read_nor_cleaned(
+    tmp_path: Path, planted: str
+) -> None:
+    """The log is read back: an edited entry must not point reads or cleanSource elsewhere."""
+    src, log = tmp_path / "in", tmp_path / "log"
+    land(src, "a.csv", BASE)
+    secret = land(tmp_path / "outside", "secret.csv", BASE)
+    r = reader(src, log, cleanSource="delete")
+    one = ReadMaxFiles(1)
+    end = r.latestOffset(r.initialOffset(), one)
+    r.stop()
+    batch = log / "0"
+    entry = json.loads(batch.read_text().splitlines()[1])
+    entry["path"] = str(tmp_path / planted)
+    batch.write_text("v1\n" + json.dumps(entry) + "\n")
+
+    r = reader(src, log, cleanSource="delete")
+    with pytest.raises(CheckpointError) as caught:
+        r.partitions(r.initialOffset(), end)
+    message = str(caught.value)
+    assert "source log batch 0 in" in message and "secret.csv" in message
+    assert "not a file under the source's path" in message
+    r.commit(end)  # cleanSource of batch 0: refused the same way, logged, nothing deleted
+    r.stop()
+    assert secret.exists() and (src / "a.csv").exists()

@@ -18,12 +18,27 @@ import fsspec
 
 from pysparksources.errors import CheckpointError
 
-__all__ = ["Checkpoint", "OffsetEntry"]
+__all__ = ["Checkpoint", "OffsetEntry", "log_number"]
 
 _SUPPORTED_VERSION = 1
 # Scala checkpoints are read by the command line (eventhubs migrate-checkpoint) only.
 TOOL = "pysparksources"
 _NO_OFFSET = "-"
+_LONG_DIGITS = 19  # a batch id is a 64-bit long in Spark
+
+
+def log_number(name: str) -> int | None:
+    """The batch id a log file named ``name`` stands for, None when the name is not one.
+
+    Only the number as Spark writes it (``str(batch_id)``): ASCII digits, at most a long's 19,
+    no leading zero. ``"²"`` and ``"٣"`` pass ``str.isdigit`` (the first then fails ``int``,
+    the second becomes the number of file ``3``), ``"07"`` would be read as file ``7``, and
+    ``int`` refuses strings of over 4,300 digits.
+    """
+    if name.isascii() and name.isdigit() and len(name) <= _LONG_DIGITS:
+        number = int(name)
+        return number if str(number) == name else None
+    return None
 
 
 @dataclass(frozen=True)
@@ -37,9 +52,10 @@ class OffsetEntry:
 
 def _version(first_line: str, path: str) -> None:
     text = first_line.strip()
-    if not (text.startswith("v") and text[1:].isdigit()):
+    version = log_number(text[1:]) if text.startswith("v") else None
+    if version is None:
         raise CheckpointError(TOOL, f"{path} does not start with a log version line such as 'v1'")
-    if int(text[1:]) > _SUPPORTED_VERSION:
+    if version > _SUPPORTED_VERSION:
         raise CheckpointError(
             TOOL,
             f"{path} is log version {text}, written by a newer Spark; "
@@ -80,7 +96,8 @@ class Checkpoint:
         if not self._fs.isdir(path):
             return []
         names = (str(p).rstrip("/").rsplit("/", 1)[-1] for p in self._fs.ls(path, detail=False))
-        return sorted(int(name) for name in names if name.isdigit())
+        numbers = (log_number(name) for name in names)
+        return sorted(number for number in numbers if number is not None)
 
     def last_committed(self) -> int | None:
         """The newest batch in both logs: its offsets are where the query's output stands."""

@@ -32,7 +32,7 @@ def parse_connector_offset(text: str) -> HubSeqNos | None:
     """``{"<hub>": {"<partition id>": <seqNo>}}`` as dicts, or None for any other shape."""
     try:
         obj = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(obj, dict) or not obj:
         return None
@@ -43,7 +43,8 @@ def parse_connector_offset(text: str) -> HubSeqNos | None:
         seq_nos: dict[str, int] = {}
         for pid, seq in partitions.items():
             valid_seq = isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0
-            if not (isinstance(pid, str) and pid.isdigit() and valid_seq):
+            digits = isinstance(pid, str) and pid.isascii() and pid.isdigit() and len(pid) < 20
+            if not (digits and valid_seq):
                 return None
             seq_nos[str(int(pid))] = seq
         result[hub] = seq_nos

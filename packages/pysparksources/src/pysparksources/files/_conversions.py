@@ -126,7 +126,7 @@ def _two_digits(values: pa.Array) -> pa.Array:
 def _from_pattern(values: pa.Array, pattern: str, with_time: bool) -> pa.Array:
     """Text in a Spark pattern, reassembled as ISO 8601 (offset kept) for the ISO parser."""
     regex = pattern_regex(pattern)
-    assert regex is not None, pattern  # checked when the query started
+    assert regex is not None  # the pattern was checked when the query started
     parts = pc.extract_regex(values, regex)
     names = {parts.type.field(i).name for i in range(parts.type.num_fields)}
     year = _field(parts, "y", "1970")

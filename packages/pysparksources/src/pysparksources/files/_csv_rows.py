@@ -15,7 +15,7 @@ import contextlib
 import io
 import itertools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -30,6 +30,7 @@ __all__ = [
     "EscapeSeen",
     "EscapeWatch",
     "escape_in_quotes",
+    "record_parser",
     "records_as_configured",
     "spark_csv_batches",
     "spark_csv_records",
@@ -82,9 +83,10 @@ def _field_regex(sep: str, quote: str, escape: str) -> re.Pattern[str]:
 
 def _records(
     text: str, fields: re.Pattern[str], sep: str
-) -> Iterator[tuple[list[tuple[str, bool]], str]]:
-    """Records of (value, quoted) from ``text``, each with its text; records end at \\n,
-    \\r\\n or \\r, and the text leaves the line ending out (Spark's corrupt-record text)."""
+) -> Iterator[tuple[list[tuple[str, bool]], str, int]]:
+    """Records of (value, quoted) from ``text``, each with its text and where it starts;
+    records end at \\n, \\r\\n or \\r, and the text leaves the line ending out (Spark's
+    corrupt-record text)."""
     pos, end = 0, len(text)
     while pos < end:
         start = pos
@@ -107,7 +109,32 @@ def _records(
         elif pos < end:
             pos += 1
         if record != [("", False)]:  # Spark skips empty lines
-            yield record, raw.rstrip("\r\n")
+            yield record, raw.rstrip("\r\n"), start
+
+
+def record_parser(
+    sep: str, quote: str, escape: str, null_value: str
+) -> Callable[[str], Iterator[tuple[list[str | None], str, int]]]:
+    """A function giving each record of a text: its values (Spark's null rules applied), its
+    text and where it starts in the text."""
+    fields = _field_regex(sep, quote, escape)
+    unescape = (
+        re.compile(rf"{re.escape(escape or quote)}([{re.escape(quote + escape)}])")
+        if quote
+        else None
+    )
+
+    def parse(text: str) -> Iterator[tuple[list[str | None], str, int]]:
+        for record, raw, start in _records(text, fields, sep):
+            values: list[str | None] = []
+            for value, quoted in record:
+                if quoted and unescape is not None:
+                    value = unescape.sub(r"\1", value)
+                null = (not quoted and value == "") or value == null_value
+                values.append(None if null else value)
+            yield values, raw, start
+
+    return parse
 
 
 def split_records(
@@ -115,20 +142,9 @@ def split_records(
 ) -> Iterator[tuple[list[str | None], str]]:
     """Each record's values (Spark's null rules applied) and its text, from ``chunks``: the
     file's lines (their endings cut off), or with multiLine the whole file as one chunk."""
-    fields = _field_regex(sep, quote, escape)
-    unescape = (
-        re.compile(rf"{re.escape(escape or quote)}([{re.escape(quote + escape)}])")
-        if quote
-        else None
-    )
+    parse = record_parser(sep, quote, escape, null_value)
     for chunk in chunks:
-        for record, raw in _records(chunk, fields, sep):
-            values: list[str | None] = []
-            for value, quoted in record:
-                if quoted and unescape is not None:
-                    value = unescape.sub(r"\1", value)
-                null = (not quoted and value == "") or value == null_value
-                values.append(None if null else value)
+        for values, raw, _ in parse(chunk):
             yield values, raw
 
 

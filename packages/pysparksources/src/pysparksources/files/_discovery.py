@@ -84,7 +84,10 @@ class NotificationDiscovery:
         history: Iterable[LogEntry],
         lister: SourceLister,
     ) -> None:
-        assert config.notifications is not None and config.log_location is not None
+        if config.notifications is None or config.log_location is None:  # the parser's rule
+            from pysparksources.errors import OptionError
+
+            raise OptionError(NAME, "discovery", "notifications need queueUrl and a source log")
         self._config = config
         self._options: NotificationOptions = config.notifications
         self._seen = seen

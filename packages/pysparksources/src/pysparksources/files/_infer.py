@@ -1,8 +1,10 @@
 """A read without ``.schema(...)``: the schema Spark's own reader would infer, from a sample.
 
 Runs on the driver at ``load()``. The sample is the first files by path, at most
-``schemaSampleFiles`` of them and stopping once they hold ``schemaSampleBytes`` (Spark reads
-every file; on a small folder the two are the same). Per format, as Spark infers:
+``schemaSampleFiles`` of them, read until ``schemaSampleBytes`` are read (Spark reads every
+file; on a small folder the two are the same). No file is held whole: text is streamed a
+block and a record at a time, footers are checked for size first (``_sample_text``,
+``_footers``). Per format, as Spark infers:
 
 - parquet and orc: the first file's footer, or every sampled footer merged (``mergeSchema``);
 - json: every record's type (a fraction with ``samplingRatio``), fields sorted by name, a
@@ -15,9 +17,9 @@ Hive-style ``col=value`` folders add their columns at the end, typed from their 
 
 from __future__ import annotations
 
-import io
+import itertools
 import random
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,8 +35,8 @@ from pyspark.sql.types import (
 
 from pysparksources.errors import CorruptFileError, SchemaError
 from pysparksources.files import NAME
-from pysparksources.files._csv_rows import records_as_configured, whole_text
 from pysparksources.files._filesystem import FileLocation
+from pysparksources.files._footers import FOOTER_LIMIT, footer_size
 from pysparksources.files._infer_types import (
     arrow_to_spark,
     canonical,
@@ -46,11 +48,20 @@ from pysparksources.files._infer_types import (
 )
 from pysparksources.files._json_rows import json_objects
 from pysparksources.files._listing import FileEntry, partition_spec, relative_dir
+from pysparksources.files._sample_text import (
+    Budget,
+    csv_records,
+    json_document_records,
+    json_lines,
+    line_blocks,
+)
 from pysparksources.files.config import InferenceOptions, ReaderOptions, SourceConfig
 
 __all__ = ["infer_files", "infer_schema"]
 
 _SEED = 42  # sampling is reproducible: the same files give the same schema on every start
+# Every digit as 0, anything else as x: 19 zeros in a row are a number that may not fit a long.
+_DIGITS = bytes(ord("0") if chr(b).isdigit() and b < 128 else ord("x") for b in range(256))
 
 
 def infer_schema(config: SourceConfig) -> StructType:
@@ -74,11 +85,13 @@ def infer_schema(config: SourceConfig) -> StructType:
 
 @dataclass(frozen=True)
 class _Inputs:
-    """What inference reads with: a source's config, or the same three fields on a task."""
+    """What inference reads with: a source's config, or the same three fields on a task, and
+    what is left of the sample's bytes."""
 
     location: FileLocation
     reader: ReaderOptions
     inference: InferenceOptions
+    budget: Budget
 
 
 def infer_files(
@@ -88,16 +101,20 @@ def infer_files(
     files: list[FileEntry],
 ) -> StructType:
     """The data columns (no partition columns) of ``files``, as :func:`infer_schema` types them."""
-    return _INFER[reader.format](_Inputs(location, reader, inference), files)
+    inputs = _Inputs(location, reader, inference, Budget(inference.sample_bytes))
+    return _INFER[reader.format](inputs, files)
 
 
 def _sample(files: list[FileEntry], config: SourceConfig) -> list[FileEntry]:
-    taken: list[FileEntry] = []
+    """The first files by path: up to schemaSampleFiles, and for csv and json only as many
+    as schemaSampleBytes reaches into (reading stops inside the last one)."""
+    taken = files[: config.inference.sample_files]
+    if config.reader.format not in ("csv", "json"):
+        return taken  # footers count against the bytes as they are read
     size = 0
-    for entry in files[: config.inference.sample_files]:
-        if taken and size + entry.size > config.inference.sample_bytes:
-            break
-        taken.append(entry)
+    for count, entry in enumerate(taken):
+        if size >= config.inference.sample_bytes:
+            return taken[:count]
         size += entry.size
     return taken
 
@@ -121,9 +138,24 @@ def _footer(config: _Inputs, entry: FileEntry) -> pa.Schema | None:
 
     try:
         with _open(config, entry) as f:
+            size = footer_size(f, config.reader.format)
+            if size > FOOTER_LIMIT:
+                raise CorruptFileError(
+                    NAME,
+                    f"{config.location.url(entry.path)} declares a footer of {size} bytes, "
+                    f"more than the {FOOTER_LIMIT // 2**20} MiB inference reads; the file is "
+                    "damaged, or give the schema with .schema(...) "
+                    "(ignoreCorruptFiles=true skips such files)",
+                )
+            config.budget.remaining -= size
+            f.seek(0)
             if config.reader.format == "parquet":
                 return pq.read_schema(f)
             return orc.ORCFile(f).schema
+    except CorruptFileError:
+        if config.reader.ignore_corrupt_files:
+            return None
+        raise
     except (pa.ArrowException, OSError, ValueError) as error:
         if config.reader.ignore_corrupt_files:
             return None
@@ -136,6 +168,8 @@ def _footer_schema(config: _Inputs, files: list[FileEntry]) -> StructType:
     naive = None if config.reader.format == "parquet" else TimestampType()
     merged: StructType | None = None
     for entry in files:
+        if merged is not None and config.budget.remaining <= 0:
+            break
         footer = _footer(config, entry)
         if footer is None or (config.reader.format == "orc" and not footer.names):
             continue
@@ -206,63 +240,117 @@ def _merge_types(left: DataType, right: DataType) -> DataType | None:
 
 
 # -- json: every record -------------------------------------------------------------------
-def _json_documents(data: bytes, config: _Inputs) -> list[str]:
-    """The file's lines (its one document with multiLine) to type record by record."""
-    from pysparksources.files._csv_rows import text_lines
-
-    if config.reader.multi_line:
-        return [whole_text(io.BytesIO(data), config.reader.encoding)]
-    return list(text_lines(io.BytesIO(data), config.reader.encoding))
-
-
 def _json_schema(config: _Inputs, files: list[FileEntry]) -> StructType:
-    inference = config.inference
-    corrupt = config.reader.corrupt_column
     sampler = random.Random(_SEED)
     root: DataType = NullType()
     for entry in files:
+        if config.budget.spent:
+            break
         try:
             with _open(config, entry) as f:
-                data = f.read()
-            fast = _arrow_json_type(data, config) if inference.sampling_ratio >= 1 else None
-            documents = [] if fast is not None else _json_documents(data, config)
+                if config.reader.multi_line:
+                    found = _json_document_type(config, entry, f, sampler)
+                else:
+                    found = _json_lines_type(config, entry, f, sampler)
         except (OSError, UnicodeDecodeError) as error:
             if config.reader.ignore_corrupt_files:
                 continue
             raise _unreadable(config, entry, error) from None
-        if fast is not None:
-            root = merge_json(root, fast)
-            continue
-        for text in documents:
-            if not text.strip():
-                continue
-            if inference.sampling_ratio < 1 and sampler.random() >= inference.sampling_ratio:
-                continue
-            try:
-                objects = json_objects(text.strip() if config.reader.multi_line else text)
-            except ValueError:
-                if config.reader.mode == "FAILFAST":
-                    raise SchemaError(
-                        NAME,
-                        f"mode FAILFAST: a malformed JSON record in "
-                        f"{config.location.url(entry.path)} (mode=PERMISSIVE keeps it)",
-                    ) from None
-                if config.reader.mode == "PERMISSIVE":
-                    root = merge_json(root, StructType([StructField(corrupt, StringType())]))
-                continue
-            for value in objects:
-                found = json_value_type(
-                    value, inference.primitives_as_string, inference.prefers_decimal
-                )
-                root = merge_json(root, found)
+        root = merge_json(root, found)
     schema = canonical(root)
     return schema if isinstance(schema, StructType) else StructType([])
+
+
+def _json_lines_type(config: _Inputs, entry: FileEntry, f: Any, sampler: random.Random) -> DataType:
+    """The type of a JSON Lines file, a block of whole lines at a time."""
+    root: DataType = NullType()
+    budget = config.budget
+    where = config.location.url(entry.path)
+    for piece in line_blocks(f, config.reader.encoding, budget, where):
+        # pyarrow types a whole piece read within the budget; a piece read past it (to end the
+        # line the budget cut, or to find the sample's first record) goes line by line.
+        whole = config.inference.sampling_ratio >= 1 and budget.remaining >= 0
+        fast = _arrow_json_type(piece.encode("utf-8"), config) if whole else None
+        if fast is not None:
+            root = merge_json(root, fast)
+            budget.started = True
+            continue
+        for line in json_lines(piece):
+            if budget.spent:
+                break
+            if not line.strip() or _skipped(config, sampler):
+                continue
+            root = merge_json(root, _json_record_type(config, entry, line))
+            budget.started = True
+    return root
+
+
+def _json_document_type(
+    config: _Inputs, entry: FileEntry, f: Any, sampler: random.Random
+) -> DataType:
+    """The type of a multiLine JSON file: one document, typed object by object; malformed
+    as a whole when any part of it is (its types so far are then dropped, as in Spark)."""
+    where = config.location.url(entry.path)
+    records = json_document_records(f, config.reader.encoding, config.budget, where)
+    found: DataType = NullType()
+    try:
+        first = next(records, None)
+        if first is None or _skipped(config, sampler):
+            return found
+        for text in itertools.chain([first], records):
+            if config.budget.spent:  # this object ends past the sample's bytes
+                break
+            found = merge_json(found, _json_record_type(config, entry, text.strip(), strict=True))
+            config.budget.started = True
+    except SchemaError:  # a record too large to hold: no verdict on the document
+        raise
+    except ValueError:  # the document (json_objects: MalformedRecordError) is malformed
+        return _malformed(config, entry)
+    return found
+
+
+def _skipped(config: _Inputs, sampler: random.Random) -> bool:
+    ratio = config.inference.sampling_ratio
+    return ratio < 1 and sampler.random() >= ratio
+
+
+def _json_record_type(
+    config: _Inputs, entry: FileEntry, text: str, strict: bool = False
+) -> DataType:
+    """The type of one record's text (a line, or an object of a multiLine document);
+    ``strict``: a malformed one raises ValueError (its whole document is malformed)."""
+    inference = config.inference
+    try:
+        objects = json_objects(text)
+    except ValueError:
+        if strict:
+            raise
+        return _malformed(config, entry)
+    root: DataType = NullType()
+    for value in objects:
+        found = json_value_type(value, inference.primitives_as_string, inference.prefers_decimal)
+        root = merge_json(root, found)
+    return root
+
+
+def _malformed(config: _Inputs, entry: FileEntry) -> DataType:
+    """What a malformed record adds: the corrupt-record column (PERMISSIVE), nothing
+    (DROPMALFORMED), or a SchemaError (FAILFAST)."""
+    if config.reader.mode == "FAILFAST":
+        raise SchemaError(
+            NAME,
+            f"mode FAILFAST: a malformed JSON record in "
+            f"{config.location.url(entry.path)} (mode=PERMISSIVE keeps it)",
+        )
+    if config.reader.mode == "PERMISSIVE":
+        return StructType([StructField(config.reader.corrupt_column, StringType())])
+    return NullType()
 
 
 def _arrow_json_type(data: bytes, config: _Inputs) -> DataType | None:
     """The file's type from pyarrow's own inference, when its rules give Spark's answer.
 
-    Only a UTF-8 file pyarrow reads without complaint and without single quotes or values
+    Only UTF-8 text pyarrow reads without complaint and without single quotes or values
     that pyarrow and Spark type differently qualifies; the rest is typed record by record.
     """
     import codecs
@@ -275,8 +363,14 @@ def _arrow_json_type(data: bytes, config: _Inputs) -> DataType | None:
         return None
     if b"'" in data or b"NaN" in data or b"Infinity" in data:
         return None
+    if b'""' in data:  # Spark types an empty string as null, pyarrow as a string
+        return None
+    if b"0" * 19 in data.translate(_DIGITS):  # over 64 bits: Spark DECIMAL, pyarrow DOUBLE
+        return None
     try:
-        table = pj.read_json(pa.BufferReader(data))
+        # One block of whole lines: a line over pyarrow's default block (1 MiB) reads too.
+        options = pj.ReadOptions(block_size=max(len(data), 1))
+        table = pj.read_json(pa.BufferReader(data), read_options=options)
     except (pa.ArrowException, ValueError):
         return None
     if table.num_rows == 0:
@@ -307,14 +401,18 @@ def _spark_json_type(dtype: pa.DataType, as_string: bool) -> DataType:
 
 
 # -- csv: the header, then every token ----------------------------------------------------
-def _csv_records(config: _Inputs, entry: FileEntry) -> Iterator[tuple[list[str | None], str]]:
+def _csv_records(
+    config: _Inputs, entry: FileEntry, budget: Budget
+) -> Generator[tuple[list[str | None], str], None, None]:
     with _open(config, entry) as f:
-        yield from records_as_configured(f, config.reader)
+        yield from csv_records(f, config.reader, budget, config.location.url(entry.path))
 
 
 def _csv_schema(config: _Inputs, files: list[FileEntry]) -> StructType:
     reader = config.reader
-    first = next(iter(_csv_records(config, files[0])), None)
+    header = _csv_records(config, files[0], Budget(0))  # its first record, whatever it costs
+    first = next(header, None)
+    header.close()
     if first is None:
         raise SchemaError(
             NAME, f"cannot infer a schema: {config.location.url(files[0].path)} has no records"
@@ -326,13 +424,18 @@ def _csv_schema(config: _Inputs, files: list[FileEntry]) -> StructType:
         sampler = random.Random(_SEED)
         ratio = config.inference.sampling_ratio
         for entry in files:
-            for tokens, raw in _csv_records(config, entry):
+            if config.budget.spent:
+                break
+            for tokens, raw in _csv_records(config, entry, config.budget):
+                if config.budget.spent:
+                    break
                 if reader.header and raw == header_text:
                     continue
                 if ratio < 1 and sampler.random() >= ratio:
                     continue
                 for i, token in enumerate(tokens[: len(types)]):
                     types[i] = csv_token_type(types[i], token)
+                config.budget.started = True
     columns = zip(names, types, strict=True)
     return StructType([StructField(name, canonical(t) or StringType()) for name, t in columns])
 

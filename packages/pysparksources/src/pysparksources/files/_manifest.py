@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+from pysparksources._core.checkpoint import log_number
 from pysparksources.errors import CheckpointError
 from pysparksources.files import NAME
 from pysparksources.files._filesystem import FileLocation, create_exclusive, resolve
@@ -51,6 +52,12 @@ METADATA_DIR = "_spark_metadata"
 VERSION = "v1"
 # What Hadoop's local filesystem reports; informational only for every reader.
 BLOCK_SIZE = 32 * 1024 * 1024
+_ACTIONS = ("add", "delete")
+
+
+def _long(value: Any) -> bool:
+    """Whether ``value`` is a JSON integer that fits Spark's long."""
+    return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
 
 
 @dataclass(frozen=True)
@@ -78,16 +85,29 @@ class SinkFile:
             ensure_ascii=False,
         )
 
-    @classmethod
-    def from_json(cls, line: str) -> SinkFile:
-        item = json.loads(line)
-        return cls(
-            path=str(item["path"]),
-            size=int(item.get("size", 0)),
-            modification_time=int(item.get("modificationTime", 0)),
-            action=str(item.get("action", "add")),
-            is_dir=bool(item.get("isDir", False)),
+
+def _sink_file(item: Any) -> SinkFile | str:
+    """One parsed line as a :class:`SinkFile`, or what in it is not as Spark writes it."""
+    if not isinstance(item, dict):
+        return "not a JSON object"
+    path: Any = item.get("path")
+    is_dir = item.get("isDir", False)
+    size, modified = item.get("size", 0), item.get("modificationTime", 0)
+    action = item.get("action", "add")
+    problems = [
+        name
+        for name, good in (
+            ("path", isinstance(path, str) and path != ""),
+            ("size", _long(size) and size >= 0),
+            ("modificationTime", _long(modified)),
+            ("action", action in _ACTIONS),
+            ("isDir", isinstance(is_dir, bool)),
         )
+        if not good
+    ]
+    if problems:
+        return f"its {', '.join(problems)} not as Spark writes them"
+    return SinkFile(path, size, modified, action, is_dir)
 
 
 def parse_manifest(data: bytes, where: str) -> list[SinkFile]:
@@ -104,14 +124,20 @@ def parse_manifest(data: bytes, where: str) -> list[SinkFile]:
     for number, line in enumerate(lines[1:], start=2):
         if line.strip():
             try:
-                files.append(SinkFile.from_json(line))
-            except (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError):
+                entry = _sink_file(json.loads(line))
+            except ValueError as error:
+                entry = str(error)
+            except RecursionError:
+                entry = "nested too deeply"
+            if isinstance(entry, SinkFile):
+                files.append(entry)
+            else:
                 raise CheckpointError(
                     NAME,
                     f"file sink log {where}, line {number}, is not a file entry "
-                    '{"path": ..., "size": ..., "modificationTime": ..., "action": ...}; '
-                    "it was edited or damaged",
-                ) from None
+                    '{"path": ..., "size": ..., "modificationTime": ..., "action": ...} '
+                    f"({entry[:100]}); it was edited or damaged",
+                )
     return files
 
 
@@ -217,10 +243,11 @@ class ManifestLog:
         for info in infos:
             base = str(info["name"]).rstrip("/").rsplit("/", 1)[-1]
             stem, dot, suffix = base.partition(".")
-            if stem.isdigit() and (not dot or suffix == "compact"):
-                batch = int(stem)
-                if batch not in found or dot:
-                    found[batch] = (bool(dot), info)
+            batch = log_number(stem)
+            if batch is None or (dot and suffix != "compact"):
+                continue
+            if batch not in found or dot:
+                found[batch] = (bool(dot), info)
         return found
 
     def latest_batch_id(self) -> int | None:

@@ -550,9 +550,10 @@ SCHEMA_SAMPLE_FILES = Integer(
 )
 SCHEMA_SAMPLE_BYTES = Size(
     name="schemaSampleBytes",
-    doc="Reads without a schema: inference stops taking files once they hold this many bytes "
-    "(it always takes one).",
-    default="50g",
+    doc="Reads without a schema: csv and json inference reads at most this many bytes, whole "
+    "files by path and the last one up to here (whole records, always at least one); parquet "
+    "and orc count the footers read.",
+    default="256m",
     uses=Use.READ,
 )
 SCHEMA_LOCATION = Text(

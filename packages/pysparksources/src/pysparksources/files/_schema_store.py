@@ -17,6 +17,7 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
+from pysparksources._core.checkpoint import log_number
 from pysparksources.errors import CheckpointError
 from pysparksources.files import NAME
 from pysparksources.files._filesystem import FileLocation, create_exclusive
@@ -24,6 +25,52 @@ from pysparksources.files._filesystem import FileLocation, create_exclusive
 __all__ = ["SchemaStore", "SchemaVersion"]
 
 FOLDER = "_schemas"
+# The keys of each complex type in Spark's JSON form, with the flags that must be booleans.
+# Nothing else is read: a "udt" would make PySpark import the module the file names.
+_COMPLEX = {
+    "array": (("elementType",), ("containsNull",)),
+    "map": (("keyType", "valueType"), ("valueContainsNull",)),
+}
+
+
+def _type_problem(value: Any, struct: bool = False) -> str | None:
+    """What keeps ``value`` from being a data type in Spark's JSON form (a struct when
+    ``struct``), None when nothing does; names of simple types are left to PySpark's parser."""
+    if isinstance(value, str) and not struct:
+        return None
+    kind = value.get("type") if isinstance(value, dict) else None
+    if kind == "struct":
+        fields = value.get("fields")
+        if not isinstance(fields, list):
+            return "a struct without a list of fields"
+        for field in fields:
+            if not (isinstance(field, dict) and isinstance(field.get("name"), str)):
+                return "a struct field without a name"
+            name = field["name"][:40]
+            if not isinstance(field.get("nullable", True), bool):
+                return f"field {name!r}: nullable is not a boolean"
+            if not isinstance(field.get("metadata", {}), dict):
+                return f"field {name!r}: metadata is not an object"
+            problem = _type_problem(field.get("type"))
+            if problem is not None:
+                return problem
+        return None
+    if struct or kind not in _COMPLEX:
+        return f"{json.dumps(kind)[:40]} is not a {'struct' if struct else 'type'}"
+    children, flags = _COMPLEX[kind]
+    if not all(isinstance(value.get(flag), bool) for flag in flags):
+        return f"an {kind} whose {', '.join(flags)} is not a boolean"
+    problems = (_type_problem(value.get(child)) for child in children)
+    return next((p for p in problems if p is not None), None)
+
+
+def _version_problem(record: Any) -> str | None:
+    """What keeps ``record`` from being a version file's content, None when nothing does."""
+    if not isinstance(record, dict) or "schema" not in record:
+        return "not a JSON object with a 'schema'"
+    if not isinstance(record.get("reason", ""), str):
+        return "its 'reason' is not a string"
+    return _type_problem(record["schema"], struct=True)
 
 
 @dataclass(frozen=True)
@@ -55,28 +102,30 @@ class SchemaStore:
             names = fs.ls(self._location.path, detail=False)
         except FileNotFoundError:
             return []
-        numbers = []
-        for name in names:
-            base = str(name).rstrip("/").rsplit("/", 1)[-1]
-            if base.isdigit():
-                numbers.append(int(base))
-        return numbers
+        numbers = (log_number(str(name).rstrip("/").rsplit("/", 1)[-1]) for name in names)
+        return [number for number in numbers if number is not None]
 
     def read(self, number: int) -> SchemaVersion:
         fs: Any = self._location.filesystem()
         path = f"{self._location.path}/{number}"
+        schema: StructType | None = None
         try:
             with fs.open(path, "rb") as f:
                 record = json.loads(f.read().decode("utf-8"))
-            schema = StructType.fromJson(record["schema"])
+            problem = _version_problem(record)
+            if problem is None:
+                schema = StructType.fromJson(record["schema"])
+        except RecursionError:
+            problem = "its schema is nested too deeply to read"
         except (OSError, ValueError, KeyError, TypeError) as error:
+            problem = f"{type(error).__name__}: {error}"
+        if schema is None:
             raise CheckpointError(
                 NAME,
                 f"schema version {number} in {self.describe()} cannot be read "
-                f"({type(error).__name__}: {error}); restore it or start with a new "
-                "schemaLocation",
-            ) from None
-        return SchemaVersion(number, schema, str(record.get("reason", "")))
+                f"({str(problem)[:200]}); restore it or start with a new schemaLocation",
+            )
+        return SchemaVersion(number, schema, record.get("reason", ""))
 
     def record(self, number: int, schema: StructType, reason: str) -> SchemaVersion:
         """Write version ``number``, or return the one another writer recorded first."""

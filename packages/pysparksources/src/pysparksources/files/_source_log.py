@@ -47,6 +47,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from pysparksources._core.checkpoint import log_number
 from pysparksources.errors import CheckpointError, SourceLogInUseError
 from pysparksources.files import NAME
 from pysparksources.files._filesystem import FileLocation, create_exclusive
@@ -69,6 +70,12 @@ LEASE = "lease.json"
 IDENTITY = "identity.json"
 CLAIMED = "claimed.json"
 CLEANED = "cleaned.json"
+_LONG = 2**63 - 1
+_MAX_ID = 256  # logIds are 32 hex digits; every offset carries one
+_DAMAGED = (
+    "it was edited or damaged: restore it, or start the query with a new sourceLogLocation "
+    "and checkpointLocation"
+)
 log = logging.getLogger(__name__)
 
 
@@ -141,12 +148,25 @@ def _parse(text: str, where: str) -> list[LogEntry]:
     return entries
 
 
+def _long(value: Any, minimum: int = -_LONG - 1) -> bool:
+    """Whether ``value`` is a JSON integer Spark could hold in a long, at least ``minimum``."""
+    return isinstance(value, int) and not isinstance(value, bool) and minimum <= value <= _LONG
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and len(value) <= _MAX_ID
+
+
+# What each field of lease.json must be.
+_LEASE = (("host", _text), ("owner", _text), ("pid", _long), ("renewedMs", _long))
+
+
 def _entry(item: Any) -> LogEntry:
     path, timestamp, batch_id = item["path"], item["timestamp"], item["batchId"]
     size = item.get("size", -1)
-    if not isinstance(path, str) or not all(
-        isinstance(n, int) and not isinstance(n, bool) for n in (timestamp, batch_id, size)
-    ):
+    if not (isinstance(path, str) and path and _long(timestamp)):
+        raise TypeError(item)
+    if not (_long(batch_id, 0) and _long(size, -1)):
         raise TypeError(item)
     return LogEntry(path, timestamp, batch_id, size)
 
@@ -183,9 +203,8 @@ class SourceLog:
         """The interval this log compacts at: the option's, unless its compact files say
         otherwise (found once, from the first listing, as Spark does)."""
         if self._interval is None:
-            self._batch_files()
-        assert self._interval is not None
-        return self._interval
+            self._batch_files()  # the first listing settles it
+        return self._interval or self.wanted_interval
 
     def _settle_interval(self, compacts: list[int]) -> None:
         interval = derive_interval(self.wanted_interval, compacts)
@@ -213,10 +232,11 @@ class SourceLog:
         for info in infos:
             base = str(info["name"]).rstrip("/").rsplit("/", 1)[-1]
             stem, _, suffix = base.partition(".")
-            if stem.isdigit() and suffix in ("", "compact"):
-                batch = int(stem)
-                if batch not in found or suffix:
-                    found[batch] = (suffix == "compact", info)
+            batch = log_number(stem)
+            if batch is None or suffix not in ("", "compact"):
+                continue
+            if batch not in found or suffix:
+                found[batch] = (suffix == "compact", info)
         if self._interval is None:
             self._settle_interval([b for b, (c, _) in found.items() if c])
         return found
@@ -313,29 +333,31 @@ class SourceLog:
             ) from None
 
     # -- identity: which checkpoint the log belongs to -----------------------------------
-    def _read_json(self, name: str, key: str | None) -> Any:
-        """``key`` of the small JSON file ``name`` (None: the whole object); None when the file
-        does not exist."""
+    def _damaged(self, name: str, problem: str) -> CheckpointError:
+        return CheckpointError(NAME, f"{self.location.url(self._path(name))} {problem}; {_DAMAGED}")
+
+    def _read_record(self, name: str) -> dict[str, Any] | None:
+        """The small JSON object in ``name``; None when the file does not exist."""
         try:
             record = json.loads(self._fs.cat_file(self._path(name)))
         except FileNotFoundError:
             return None
         except (ValueError, RecursionError):
             record = None
-        if not isinstance(record, dict) or (key is not None and key not in record):
-            wanted = "a JSON object" if key is None else f"a JSON object with {key!r}"
-            raise CheckpointError(
-                NAME,
-                f"{self.location.url(self._path(name))} is not {wanted}; it was edited or "
-                "damaged: restore it, or start the query with a new sourceLogLocation and "
-                "checkpointLocation",
-            )
-        return record if key is None else record[key]
+        if not isinstance(record, dict):
+            raise self._damaged(name, "is not a JSON object")
+        return record
 
     def identity(self) -> str | None:
         """The log's id (None for an empty log, or one written before logs had ids)."""
-        log_id = self._read_json(IDENTITY, "logId")
-        return None if log_id is None else str(log_id)
+        record = self._read_record(IDENTITY)
+        if record is None:
+            return None
+        log_id = record.get("logId")
+        if not (isinstance(log_id, str) and 0 < len(log_id) <= _MAX_ID):
+            shown = json.dumps(log_id)[:40] if "logId" in record else "no logId"
+            raise self._damaged(IDENTITY, f"holds {shown}, not a log id (a short string)")
+        return log_id
 
     def create_identity(self) -> str:
         """Give the log its id (once; the lease holder calls this before batch 0)."""
@@ -346,13 +368,14 @@ class SourceLog:
             create_exclusive(self.location, self._path(IDENTITY), json.dumps(record).encode())
         except FileExistsError:
             existing = self.identity()
-            assert existing is not None
+            if existing is None:  # created by another writer, then deleted before we read it
+                raise self._damaged(IDENTITY, "was deleted while this query created it") from None
             return existing
         return log_id
 
     def is_claimed(self) -> bool:
         """Whether a checkpoint already holds an offset of this log."""
-        return self._read_json(CLAIMED, None) is not None
+        return self._read_record(CLAIMED) is not None
 
     def claim(self, log_id: str, batch_id: int) -> None:
         """Record that a checkpoint's offset log holds batch ``batch_id`` of this log."""
@@ -362,17 +385,19 @@ class SourceLog:
 
     def cleaned_through(self) -> int | None:
         """The last batch whose cleanSource finished (None: never recorded)."""
-        batch_id = self._read_json(CLEANED, "cleanedThrough")
-        if batch_id is None:
+        record = self._read_record(CLEANED)
+        if record is None:
             return None
-        if isinstance(batch_id, bool) or not isinstance(batch_id, int):
+        batch_id: Any = record.get("cleanedThrough")
+        if not _long(batch_id, -1):
+            shown = json.dumps(batch_id)[:40] if "cleanedThrough" in record else "nothing"
             raise CheckpointError(
                 NAME,
-                f"{self.location.url(self._path(CLEANED))} holds cleanedThrough={batch_id!r}, "
+                f"{self.location.url(self._path(CLEANED))} holds cleanedThrough={shown}, "
                 "not a batch id; it was edited or damaged: delete it (the next commit cleans "
                 "from its own batch on)",
             )
-        return batch_id
+        return int(batch_id)
 
     def set_cleaned_through(self, batch_id: int) -> None:
         record = {"cleanedThrough": batch_id}
@@ -409,11 +434,26 @@ class SourceLog:
 
     # -- lease -------------------------------------------------------------------------
     def _lease_record(self) -> dict[str, Any] | None:
+        """The lease; None when there is none, or when its text is not JSON (a write a crash
+        cut short: the lease of a dead query). JSON that is not a lease is an error."""
         try:
-            record: dict[str, Any] = json.loads(self._fs.cat_file(self._path(LEASE)))
-            return record
-        except (FileNotFoundError, ValueError):
+            data = self._fs.cat_file(self._path(LEASE))
+        except FileNotFoundError:
             return None
+        try:
+            record = json.loads(data)
+        except RecursionError:
+            record = None
+        except ValueError:
+            return None
+        if not (isinstance(record, dict) and all(check(record.get(k)) for k, check in _LEASE)):
+            raise CheckpointError(
+                NAME,
+                f"{self.location.url(self._path(LEASE))} is not a lease "
+                '{"host": "...", "owner": "...", "pid": <int>, "renewedMs": <int>}; it was '
+                "edited or damaged: delete it once no query uses this source log",
+            )
+        return record
 
     def _write_lease(self) -> None:
         record = {
@@ -429,7 +469,7 @@ class SourceLog:
         """Take the lease, or raise :class:`SourceLogInUseError` if a live query holds it."""
         current = self._lease_record()
         if current is not None and current.get("owner") != self._lease_owner:
-            age_s = time.time() - int(current.get("renewedMs", 0)) / 1000
+            age_s = time.time() - current["renewedMs"] / 1000
             if age_s < timeout_s and _owner_alive(current):
                 raise SourceLogInUseError(
                     NAME,
@@ -477,7 +517,10 @@ class SourceLog:
         if self._heartbeat is not None:
             self._heartbeat.join(timeout=5)
             self._heartbeat = None
-        current = self._lease_record()
+        try:
+            current = self._lease_record()
+        except CheckpointError:  # not a lease of ours: leave it for the next start to report
+            return
         if current is not None and current.get("owner") == self._lease_owner:
             with contextlib.suppress(OSError):
                 self._fs.rm(self._path(LEASE))
@@ -485,8 +528,8 @@ class SourceLog:
 
 def _owner_alive(record: dict[str, Any]) -> bool:
     """False only when the owner is known dead (same host, no such process, or a zombie)."""
-    pid = int(record.get("pid", 0))
-    if record.get("host") != socket.gethostname() or pid <= 0:
+    pid = record["pid"]
+    if record["host"] != socket.gethostname() or pid <= 0:
         return True
     try:
         os.kill(pid, 0)

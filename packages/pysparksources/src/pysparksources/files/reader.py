@@ -189,7 +189,8 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         if self._state is not None:
             return self._state
         cfg = self._config
-        assert cfg.log_location is not None  # the parser requires it for streams
+        if cfg.log_location is None:  # the parser requires it for streams
+            raise OptionError.required(NAME, "sourceLogLocation", "streams keep a source log")
         problem = exclusive_create_problem(cfg.log_location)
         if problem is not None:  # the log's batch files must never be replaced
             error = OptionError.invalid(NAME, "sourceLogLocation", problem, cfg.log_location.url())
@@ -278,21 +279,20 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         state = self._driver()
         if state.claimed:
             return
-        if state.log_id is None:
-            # A log written before logs had ids, restarted from its checkpoint: adopt it.
-            self._create_identity()
-        assert state.log_id is not None
-        state.log.claim(state.log_id, position)
+        # A log written before logs had ids, restarted from its checkpoint: adopt it.
+        log_id = state.log_id if state.log_id is not None else self._create_identity()
+        state.log.claim(log_id, position)
         state.claimed = True
 
-    def _create_identity(self) -> None:
+    def _create_identity(self) -> str:
         state = self._driver()
-        state.log_id = state.log.create_identity()
+        log_id = state.log_id = state.log.create_identity()
         if self._config.clean_source != "off" and state.current < 0:
             # A new log records from the start how far cleaning got. One without the record
             # (older, or run with cleanSource off) is cleaned from its next commit on.
             state.log.set_cleaned_through(-1)
             state.cleaned_through = -1
+        return log_id
 
     def _refuse_used_log(self) -> None:
         """Spark passes the initial offset only to a fresh checkpoint: the log must be unused."""
@@ -387,10 +387,10 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         return self._offset(self._state.current)
 
     def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:
-        state = self._driver()
+        self._driver()
         # Spark plans a batch only after writing its end offset: that claims the log.
         first, last = self._position(start) + 1, self._position(end)
-        entries = state.log.get_range(first, last)
+        entries = self._logged(first, last)
         cfg = self._config
         context = ReadContext(
             cfg.location,
@@ -429,11 +429,31 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         first = last if done is None else done + 1
         if last >= first >= 0:
             try:
-                paths = [e.path for e in state.log.get_range(first, last)]
+                paths = [e.path for e in self._logged(first, last)]
                 state.cleaner.submit(paths, then=lambda: state.log.set_cleaned_through(last))
             except Exception as error:  # cleaning is best effort, as in Spark
                 log.warning("%s: cleanSource skipped batches %d..%d: %s", NAME, first, last, error)
         state.cleaned_through = max(last, done if done is not None else -1)
+
+    def _logged(self, first: int, last: int) -> list[LogEntry]:
+        """The files of log batches ``first..last``, each checked to be under the source's
+        folder: the log says what to read and what cleanSource deletes, and is read back."""
+        entries = self._driver().log.get_range(first, last)
+        base = self._config.base.rstrip("/") + "/"
+        for entry in entries:
+            inside = entry.path[len(base) :] if entry.path.startswith(base) else ""
+            if not inside or {".", "..", ""} & set(inside.split("/")):
+                where = self._config.log_location
+                raise CheckpointError(
+                    NAME,
+                    f"source log batch {entry.batch_id} in "
+                    f"{where.url() if where else 'the source log'} lists "
+                    f"{entry.path[:200]!r}, which is not a file under the source's path "
+                    f"{self._config.location.url()}: the log was edited, or written for "
+                    "another path; restore it, or start with a new sourceLogLocation and "
+                    "checkpointLocation",
+                ).bare()
+        return entries
 
     def stop(self) -> None:
         if self._state is not None:
@@ -460,7 +480,9 @@ def read_partition(partition: FilePartition) -> Iterator[pa.RecordBatch]:
             return
         try:
             fs: Any = context.corrupt_log.filesystem()
-            name = hashlib.sha1(path.encode("utf-8")).hexdigest()
+            # Not a secret, only a stable name: the same file's record is replaced on replays
+            # (records written by earlier releases used the same name).
+            name = hashlib.sha1(path.encode("utf-8"), usedforsecurity=False).hexdigest()
             target = f"{context.corrupt_log.path.rstrip('/')}/corrupt/{name}.json"
             record = {"batchId": context.batch_id, "path": path, "problem": problem}
             fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)

@@ -31,6 +31,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from pysparksources._redact import scrubbed
 from pysparksources.errors import CorruptFileError, SchemaError
 from pysparksources.files import NAME
 from pysparksources.files._csv_rows import records_as_configured, whole_text
@@ -110,7 +111,8 @@ def _unreadable(config: _Inputs, entry: FileEntry, error: Exception) -> CorruptF
     return CorruptFileError(
         NAME,
         f"cannot infer a schema from {config.location.url(entry.path)}: "
-        f"{type(error).__name__}: {error} (ignoreCorruptFiles=true skips such files)",
+        f"{scrubbed(f'{type(error).__name__}: {error}')} (ignoreCorruptFiles=true skips "
+        "such files)",
     )
 
 

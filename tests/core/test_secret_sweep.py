@@ -342,32 +342,25 @@ def test_a_credential_in_the_path_url_is_never_shown(tmp_path: Path, case: str) 
 
 
 @pytest.mark.parametrize("case", ["ftp", "https-sas", "https-token"])
-def test_sink_urls_and_manifest_entries_carry_no_credential(case: str) -> None:
+def test_sink_urls_and_manifest_entries_carry_no_credential(tmp_path: Path, case: str) -> None:
     """The sink's base_url (manifest entries, repr, errors) keeps the scheme, host and path a
-    reader needs, and nothing of the credential."""
+    reader needs, and nothing of the credential. ftp against a real server (the filesystem
+    connects when it is made); nothing listens for https, which fsspec does not mind yet."""
     from pysparksources.files._manifest import file_uri
     from pysparksources.files.options import _location  # the one place base_url is made
+    from support.ftp_server import serving_ftp
 
-    url = _url_cases(_closed_port())[case]
-    opts = _sink_options(url)
-    try:
-        location, base_url = _location(opts)
-    except Exception as error:  # nothing listens: the filesystem may refuse first
-        assert URL_SECRET not in str(error)
-        base_url = _public(url)
-    else:
-        assert URL_SECRET not in repr(location) and URL_SECRET not in location.url()
-    assert URL_SECRET not in base_url
-    entry = file_uri(base_url, "part-00000.json")
-    assert URL_SECRET not in entry
-    assert entry.startswith(url.split("://", 1)[0] + "://")
-    assert entry.endswith("/data/part-00000.json")
-
-
-def _public(url: str) -> str:
-    from pysparksources._redact import public_url
-
-    return public_url(url)
+    with serving_ftp(tmp_path, "alice", URL_SECRET) as ftp:
+        port = ftp.port if case == "ftp" else _closed_port()
+        location, base_url = _location(_sink_options(_url_cases(port)[case]))
+    assert URL_SECRET not in repr(location) and URL_SECRET not in location.url()
+    expected = {
+        "ftp": f"ftp://127.0.0.1:{port}/data",
+        "https-sas": f"https://127.0.0.1:{port}/c/data",
+        "https-token": f"https://127.0.0.1:{port}/data",
+    }[case]
+    assert base_url == expected
+    assert file_uri(base_url, "a b/part-0.json") == f"{expected}/a%20b/part-0.json"
 
 
 def _sink_options(url: str) -> Any:
@@ -379,6 +372,7 @@ def _sink_options(url: str) -> Any:
 
 def test_local_abfs_and_s3_manifest_entries_are_unchanged(tmp_path: Path) -> None:
     """What Spark's readers find stays byte-identical where no credential was ever there."""
+    from pysparksources._redact import public_url
     from pysparksources.files._manifest import file_uri
 
     for base_url, expected in (
@@ -389,5 +383,5 @@ def test_local_abfs_and_s3_manifest_entries_are_unchanged(tmp_path: Path) -> Non
         ),
         ("s3://bucket/out", "s3://bucket/out/a%20b/part-0.json"),
     ):
-        assert _public(base_url) == base_url
-        assert file_uri(_public(base_url), "a b/part-0.json") == expected
+        assert public_url(base_url) == base_url
+        assert file_uri(public_url(base_url), "a b/part-0.json") == expected

@@ -17,6 +17,7 @@ import pytest
 
 from pysparksources_emulator import EventHubsEmulator
 from support.eventhubs import received, send
+from support.ftp_server import serving_ftp
 
 pytestmark = [pytest.mark.spark, pytest.mark.emulator]
 
@@ -27,6 +28,7 @@ FS_SECRETS = {
     "fs.client_secret": "PlantedClientSecret0x44",
 }
 EH_KEY = "PlantedHubKey0x55+/="
+FTP_PASSWORD = "PlantedFtpPassword0x66"
 
 
 def _is_connect(session: Any) -> bool:
@@ -191,5 +193,69 @@ def test_planted_event_hubs_key_stays_out_of_everything(
         [EH_KEY],
         logs=logs.read(capfd),
         checkpoint=_files_text(tmp_path / "ck"),
+        progress_explain_name_status=described,
+    )
+
+
+@pytest.mark.slow
+def test_a_password_in_the_path_url_stays_out_of_everything(
+    session: Any, request: pytest.FixtureRequest, capfd: Any, tmp_path: Path
+) -> None:
+    """``ftp://user:password@host/...`` as the source's and the sink's path: the password
+    reaches the FTP server and nothing else; Spark's own reader finds the sink's files from
+    its manifest, whose entries carry no userinfo (Hadoop takes the password from
+    fs.ftp.password.<host>, as it documents)."""
+    home = tmp_path / "ftp"
+    (home / "in").mkdir(parents=True)
+    for i in range(2):
+        (home / "in" / f"f{i}.txt").write_text(f"line {i}\n")
+    log, ck = tmp_path / "source-log", tmp_path / "ck"
+    with serving_ftp(home, "alice", FTP_PASSWORD) as ftp:
+        logs = _Logs(session, request, tmp_path)
+        capfd.readouterr()
+        query = (
+            session.readStream.format("pyfile")
+            .option("format", "text")
+            .option("sourceLogLocation", str(log))
+            .option("maxFilesPerTrigger", "1")
+            .load(ftp.url("in"))
+            .writeStream.format("pyfile")
+            .option("format", "json")
+            .option("checkpointLocation", str(ck))
+            .queryName("planted_url_password")
+            .trigger(availableNow=True)
+            .start(ftp.url("out"))
+        )
+        query.awaitTermination(300)
+        assert query.exception() is None, query.exception()
+        described = _query_text(query)
+        text = logs.read(capfd)
+        entries = [
+            json.loads(line)["path"]
+            for line in (home / "out" / "_spark_metadata" / "1").read_text().splitlines()[1:]
+        ]
+        assert entries and all(
+            e.startswith(f"ftp://127.0.0.1:{ftp.port}/out/part-") for e in entries
+        ), entries
+        # Spark's reader: the folder's URL without userinfo (Hadoop's FTPFileSystem takes a
+        # user without a password as no password), both where Hadoop reads them.
+        conf = f"fs.ftp.password.{ftp.host}"
+        session.conf.set(conf, FTP_PASSWORD)
+        session.conf.set(f"fs.ftp.user.{ftp.host}", ftp.user)
+        try:
+            # binaryFile reads each file whole: Hadoop's FTP streams cannot seek.
+            folder = f"ftp://{ftp.host}:{ftp.port}/out"
+            rows = session.read.format("binaryFile").load(folder).select("content").collect()
+        finally:
+            session.conf.unset(conf)
+            session.conf.unset(f"fs.ftp.user.{ftp.host}")
+        values = [json.loads(line)["value"] for r in rows for line in r[0].decode().splitlines()]
+        assert sorted(values) == ["line 0", "line 1"]
+    _assert_absent(
+        [FTP_PASSWORD],
+        logs=text,
+        checkpoint=_files_text(ck),
+        source_log=_files_text(log),
+        output_and_manifest=_files_text(home / "out"),
         progress_explain_name_status=described,
     )

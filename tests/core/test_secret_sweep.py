@@ -294,3 +294,94 @@ def test_storage_credentials_stay_out_of_configs_and_locations(tmp_path: Path) -
     # A URL carrying credentials is shown without them.
     message = _failures(files.call, {"path": f"nosuch://user:{secret}@host/out"}, Use.STREAM_WRITE)
     assert message is not None and secret not in message and "nosuch://user:***@host/out" in message
+
+
+# -- credentials inside the path's URL ----------------------------------------------------
+URL_SECRET = "zqPLANTEDurlValue9"
+
+
+def _url_cases(port: int) -> dict[str, str]:
+    """Paths that carry a credential: a password (ftp, sftp), a SAS query (https), a token
+    as the whole userinfo (https). Nothing listens on ``port``."""
+    return {
+        "ftp": f"ftp://alice:{URL_SECRET}@127.0.0.1:{port}/data",
+        "sftp": f"sftp://alice:{URL_SECRET}@127.0.0.1:{port}/data",
+        "https-sas": f"https://127.0.0.1:{port}/c/data?sv=2024-05-04&sp=rl&sig={URL_SECRET}",
+        "https-token": f"https://{URL_SECRET}@127.0.0.1:{port}/data",
+    }
+
+
+def _closed_port() -> int:
+    from support.local_servers import free_port
+
+    return free_port()
+
+
+@pytest.mark.parametrize("case", ["ftp", "sftp", "https-sas", "https-token"])
+def test_a_credential_in_the_path_url_is_never_shown(tmp_path: Path, case: str) -> None:
+    url = _url_cases(_closed_port())[case]
+    checked = 0
+    for entry, (use, call) in ENTRY_POINTS.items():
+        options = {"path": url}
+        if not use & Use.WRITE:
+            options |= {"format": "text", "sourceLogLocation": str(tmp_path / "log")}
+        try:
+            made = call(FileDataSource(options))
+        except Exception as error:  # ours or the filesystem's: neither may quote it
+            assert URL_SECRET not in f"{type(error).__name__}: {error}", (entry, error)
+            checked += 1
+            continue
+        failed = made.error if isinstance(made, FailedStreamReader) else None
+        assert URL_SECRET not in str(failed), (entry, failed)
+        config = getattr(made, "config", None) or getattr(made, "_config", None)
+        if config is not None:
+            for shown in (repr(config), str(config), config.location.url(), repr(made)):
+                assert URL_SECRET not in shown, (entry, shown)
+        checked += 1
+    assert checked == len(ENTRY_POINTS)
+
+
+@pytest.mark.parametrize("case", ["ftp", "https-sas", "https-token"])
+def test_sink_urls_and_manifest_entries_carry_no_credential(tmp_path: Path, case: str) -> None:
+    """The sink's base_url (manifest entries, repr, errors) keeps the scheme, host and path a
+    reader needs, and nothing of the credential. ftp against a real server (the filesystem
+    connects when it is made); nothing listens for https, which fsspec does not mind yet."""
+    from pysparksources.files._manifest import file_uri
+    from pysparksources.files.options import _location  # the one place base_url is made
+    from support.ftp_server import serving_ftp
+
+    with serving_ftp(tmp_path, "alice", URL_SECRET) as ftp:
+        port = ftp.port if case == "ftp" else _closed_port()
+        location, base_url = _location(_sink_options(_url_cases(port)[case]))
+    assert URL_SECRET not in repr(location) and URL_SECRET not in location.url()
+    expected = {
+        "ftp": f"ftp://127.0.0.1:{port}/data",
+        "https-sas": f"https://127.0.0.1:{port}/c/data",
+        "https-token": f"https://127.0.0.1:{port}/data",
+    }[case]
+    assert base_url == expected
+    assert file_uri(base_url, "a b/part-0.json") == f"{expected}/a%20b/part-0.json"
+
+
+def _sink_options(url: str) -> Any:
+    from pysparksources._core.options import Options
+    from pysparksources.files._option_table import TABLE
+
+    return Options(TABLE, {"path": url}, Use.STREAM_WRITE)
+
+
+def test_local_abfs_and_s3_manifest_entries_are_unchanged(tmp_path: Path) -> None:
+    """What Spark's readers find stays byte-identical where no credential was ever there."""
+    from pysparksources._redact import public_url
+    from pysparksources.files._manifest import file_uri
+
+    for base_url, expected in (
+        (f"file://{tmp_path}/out", f"file://{tmp_path}/out/a%20b/part-0.json"),
+        (
+            "abfs://container@account.dfs.core.windows.net/out",
+            "abfs://container@account.dfs.core.windows.net/out/a%20b/part-0.json",
+        ),
+        ("s3://bucket/out", "s3://bucket/out/a%20b/part-0.json"),
+    ):
+        assert public_url(base_url) == base_url
+        assert file_uri(public_url(base_url), "a b/part-0.json") == expected

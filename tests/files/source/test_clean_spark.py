@@ -66,7 +66,8 @@ def test_cleaner_logs_each_failure(tmp_path: Path, caplog: pytest.LogCaptureFixt
     blocked = tmp_path / "archive"
     blocked.write_text("x")
     src = write_parquet(tmp_path / "in" / "a.parquet", range(1))
-    cleaner = SourceCleaner("archive", resolve(str(tmp_path / "in")), resolve(str(blocked)))
+    source = resolve(str(tmp_path / "in"))
+    cleaner = SourceCleaner("archive", source, resolve(str(blocked)), source.path)
     with caplog.at_level(logging.WARNING, logger="pysparksources.files._clean"):
         cleaner.submit([str(src)])
         cleaner.close()

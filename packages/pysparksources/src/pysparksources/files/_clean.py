@@ -4,6 +4,9 @@ Runs on one background thread so commit() (on the query's planning path) never w
 storage; a failure is logged and never fails the query, as in Spark. A file already gone (a
 batch cleaned again after a restart) is skipped quietly. Archived files keep their
 full path under sourceArchiveDir (``/in/a/f.csv`` -> ``<archive>/in/a/f.csv``).
+
+Only files below the source's folder are ever deleted or moved (the rule of ``_safe_paths``):
+the paths come from the source log, a file another process could have edited.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from pysparksources._redact import scrubbed
 from pysparksources.files import NAME
 from pysparksources.files._filesystem import FileLocation
+from pysparksources.files._safe_paths import below
 
 __all__ = ["SourceCleaner"]
 
@@ -22,9 +27,12 @@ log = logging.getLogger(__name__)
 
 
 class SourceCleaner:
-    def __init__(self, mode: str, source: FileLocation, archive: FileLocation | None) -> None:
+    def __init__(
+        self, mode: str, source: FileLocation, archive: FileLocation | None, root: str
+    ) -> None:
         self.mode = mode
         self._source = source
+        self._root = root
         self._archive = archive
         self._pool: ThreadPoolExecutor | None = None
         self._pending: list[Future[None]] = []
@@ -43,12 +51,20 @@ class SourceCleaner:
 
     def _clean(self, paths: list[str], then: Callable[[], None] | None = None) -> None:
         for path in paths:
+            if below(path, self._root) is None:
+                log.warning(
+                    "%s: cleanSource=%s skips %r: not a file below the source path (was the "
+                    "source log edited?)",
+                    NAME,
+                    self.mode,
+                    self._source.url(path),
+                )
+                continue
             try:
                 fs: Any = self._source.filesystem()
                 if self.mode == "delete":
                     fs.rm(path)
-                else:
-                    assert self._archive is not None
+                elif self._archive is not None:  # always set with cleanSource=archive
                     target = self._archive.path.rstrip("/") + "/" + path.lstrip("/")
                     fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
                     fs.mv(path, target)
@@ -61,13 +77,15 @@ class SourceCleaner:
                     NAME,
                     self.mode,
                     self._source.url(path),
-                    error,
+                    scrubbed(str(error)),
                 )
         if then is not None:
             try:
                 then()
             except Exception as error:  # the record only saves work after a restart
-                log.warning("%s: cleanSource could not record its progress: %s", NAME, error)
+                log.warning(
+                    "%s: cleanSource could not record its progress: %s", NAME, scrubbed(str(error))
+                )
 
     def wait(self, timeout: float | None = None) -> None:
         """Finish queued work (used by stop() and tests); a failure here never stops a query."""
@@ -75,7 +93,9 @@ class SourceCleaner:
             try:
                 future.result(timeout)
             except Exception as error:
-                log.warning("%s: cleanSource=%s did not finish: %s", NAME, self.mode, error)
+                log.warning(
+                    "%s: cleanSource=%s did not finish: %s", NAME, self.mode, scrubbed(str(error))
+                )
         self._pending = []
 
     def close(self) -> None:

@@ -12,14 +12,18 @@ import logging
 import os
 import threading
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from pysparksources._redact import public_url, scrubbed
+from pysparksources.errors import PySparkSourcesError, ServiceError
 from pysparksources.files import NAME
 
 __all__ = [
     "FileLocation",
     "create_exclusive",
+    "credentials_kept_out",
     "exclusive_create_problem",
     "resolve",
     "working_directory",
@@ -48,15 +52,42 @@ class FileLocation:
         )
 
     def url(self, path: str | None = None) -> str:
-        """A URL for messages and manifests (the protocol plus the path)."""
+        """A URL for messages (the protocol plus the path), never with a credential in it.
+
+        A user, password or token in the URL and a query that may hold a SAS token are left
+        out (``_redact.public_url``): they belong in ``fs.*`` options.
+        """
         target = self.path if path is None else path
         if self.protocol in ("file", "local"):
             return "file://" + target if target.startswith("/") else target
-        return f"{self.protocol}://{target}"
+        if "://" in target:  # http(s): fsspec's path is the whole URL
+            return public_url(target)
+        host = self.storage_options.get("host")
+        if isinstance(host, str) and target.startswith("/"):  # ftp, sftp: the host is an option
+            port = self.storage_options.get("port")
+            return public_url(f"{self.protocol}://{host}{f':{port}' if port else ''}{target}")
+        return public_url(f"{self.protocol}://{target}")
 
     def __repr__(self) -> str:
         # Storage options may hold account keys or tokens: never print them.
         return f"FileLocation({self.url()!r})"
+
+
+@contextlib.contextmanager
+def credentials_kept_out(what: str) -> Iterator[None]:
+    """Let a filesystem error through unchanged, unless its message quotes a URL with a
+    credential (aiohttp and fsspec's HTTP filesystem quote the URL, SAS query included): that
+    one becomes a :class:`ServiceError` saying ``what`` failed, the credential left out."""
+    try:
+        yield
+    except PySparkSourcesError:
+        raise
+    except Exception as error:
+        text = f"{type(error).__name__}: {error}"
+        clean = scrubbed(text)
+        if clean == text:
+            raise
+        raise ServiceError(NAME, f"{what}: {clean}") from None
 
 
 def resolve(url: str, storage_options: dict[str, Any] | None = None) -> FileLocation:

@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pysparksources._redact import scrubbed
 from pysparksources.errors import (
     CorruptFileError,
     DataLossError,
@@ -384,7 +385,9 @@ def read_split(
         raise  # the schema lacks the file's columns: not a corrupt file
     except FileNotFoundError:
         if opts.ignore_missing_files:
-            log.warning("%s: skipped missing file %s (ignoreMissingFiles)", NAME, split.path)
+            log.warning(
+                "%s: skipped missing file %s (ignoreMissingFiles)", NAME, location.url(split.path)
+            )
             return
         raise DataLossError(
             NAME,
@@ -393,12 +396,12 @@ def read_split(
         ) from None
     except (*CONVERSION_ERRORS, pa.ArrowException, OSError, KeyError) as error:
         detail = error.detail if isinstance(error, PySparkSourcesError) else error
-        problem = f"{type(error).__name__}: {detail}"
+        problem = scrubbed(f"{type(error).__name__}: {detail}")
         if opts.ignore_corrupt_files:
             log.warning(
                 "%s: skipped the rest of corrupt file %s after %d rows (ignoreCorruptFiles): %s",
                 NAME,
-                split.path,
+                location.url(split.path),
                 rows,
                 problem,
             )

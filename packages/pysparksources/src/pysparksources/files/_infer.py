@@ -33,6 +33,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from pysparksources._redact import scrubbed
 from pysparksources.errors import CorruptFileError, SchemaError
 from pysparksources.files import NAME
 from pysparksources.files._filesystem import FileLocation
@@ -127,7 +128,8 @@ def _unreadable(config: _Inputs, entry: FileEntry, error: Exception) -> CorruptF
     return CorruptFileError(
         NAME,
         f"cannot infer a schema from {config.location.url(entry.path)}: "
-        f"{type(error).__name__}: {error} (ignoreCorruptFiles=true skips such files)",
+        f"{scrubbed(f'{type(error).__name__}: {error}')} (ignoreCorruptFiles=true skips "
+        "such files)",
     )
 
 

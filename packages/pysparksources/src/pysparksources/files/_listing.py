@@ -15,18 +15,26 @@ tests/files_source/test_spark_parity_source.py):
 
 Partition values come from the ``col=value`` names nearest to each file, and only for a path
 without a glob (Spark reads none through a glob).
+
+Every file's path below the folder must pass :func:`~pysparksources.files._safe_paths.path_problem`
+(no ``..``, empty or dot segments, backslashes, or encoded forms of them), and a glob's matched
+folders obey the hidden-name rule as listed folders do; :func:`selects` applies the same rules
+to the one path a notification names, so no event can reach outside the folder.
 """
 
 from __future__ import annotations
 
+import logging
 import posixpath
 import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from pysparksources._redact import safe_url
 from pysparksources.errors import ArgumentError, PartitionLayoutError
 from pysparksources.files import NAME
+from pysparksources.files._safe_paths import below, path_problem
 
 __all__ = [
     "FileEntry",
@@ -39,6 +47,11 @@ __all__ = [
     "partition_values",
     "selects",
 ]
+
+log = logging.getLogger(__name__)
+# Paths already warned about (a refused file is listed again at every trigger).
+_WARNED: set[str] = set()
+_WARNED_MAX = 1000
 
 
 @dataclass(frozen=True)
@@ -246,8 +259,8 @@ def list_files(
     base_norm = base.rstrip("/")
     for root in _roots(fs, base, pattern):
         root = root.rstrip("/")
-        rel_root = posixpath.relpath(root, base_norm) if root != base_norm else ""
-        if rel_root and not _visible(rel_root):
+        rel_root = below(root, base_norm)
+        if rel_root is None or (rel_root and not _visible(rel_root)):
             continue
         try:
             listing = fs.find(root, withdirs=False, detail=True)
@@ -256,6 +269,9 @@ def list_files(
         for path, info in listing.items():
             path = str(path)
             if info.get("type") == "directory":
+                continue
+            if below(path, base_norm) is None:
+                _warn_refused(path, base_norm)
                 continue
             rel = (
                 path[len(root) :].lstrip("/") if path.startswith(root) else posixpath.basename(path)
@@ -296,9 +312,12 @@ def selects(
     name = posixpath.basename(path)
     if is_hidden(name) or (name_filter and glob_regex(name_filter).match(name) is None):
         return False
+    base = base.rstrip("/")
+    if below(path, base) is None:  # not below the folder, or a path that could climb out
+        return False
     roots: list[str] = []
     if pattern is None:
-        roots.append(base.rstrip("/"))
+        roots.append(base)
     else:
         parts = path.split("/")
         for expanded in _expand_braces(pattern):
@@ -306,7 +325,11 @@ def selects(
             if len(globs) <= len(parts) and all(
                 glob_regex(g).match(p) for g, p in zip(globs, parts, strict=False)
             ):
-                roots.append("/".join(parts[: len(globs)]))
+                root = "/".join(parts[: len(globs)])
+                rel_root = below(root, base)
+                # As a listing does: a glob never selects a hidden folder (_temporary/).
+                if rel_root is not None and (not rel_root or _visible(rel_root)):
+                    roots.append(root)
     for root in roots:
         if path == root:
             return pattern is not None  # the glob names the file itself
@@ -322,6 +345,21 @@ def selects(
         if columns and not hangs_from:
             return True
     return False
+
+
+def _warn_refused(path: str, base: str) -> None:
+    """One warning per refused path and process: the file is listed again at every trigger."""
+    if path in _WARNED or len(_WARNED) >= _WARNED_MAX:
+        return
+    _WARNED.add(path)
+    relative = path[len(base) :].lstrip("/") if path.startswith(base) else path
+    log.warning(
+        "%s: not reading the listed file %r: %s (docs/pyfile-source.md, 'Paths that are never "
+        "read')",
+        NAME,
+        safe_url(path) if "://" in path else path,
+        path_problem(relative) or "it is not below the path",
+    )
 
 
 def _partitioned(leaves: set[tuple[str, str]]) -> bool:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pysparksources.errors import OptionError
+from pysparksources.errors import CheckpointError, OptionError
 from pysparksources.files import NAME
-from pysparksources.files._filesystem import FileLocation
+from pysparksources.files._filesystem import FileLocation, credentials_kept_out
 from pysparksources.files._listing import FileEntry, list_files
 from pysparksources.files._manifest import CommittedFiles, ManifestLog, uri_to_url
+from pysparksources.files._safe_paths import below
 from pysparksources.files.config import SourceConfig
 
 __all__ = ["METADATA_DIR", "SourceLister", "describe", "reads_partition_values", "require_folder"]
@@ -23,6 +24,7 @@ log = logging.getLogger(__name__)
 METADATA_DIR = "_spark_metadata"
 
 
+@credentials_kept_out("could not look at the source path")
 def require_folder(config: SourceConfig) -> None:
     """Refuse a missing folder at query start, as Spark's file source does (a file is read alone).
 
@@ -56,6 +58,7 @@ class SourceLister:
         self._generation = -1
         self._entries: list[FileEntry] = []
 
+    @credentials_kept_out("could not list the source path")
     def files(self) -> list[FileEntry]:
         config = self._config
         fs: Any = config.location.filesystem()
@@ -94,13 +97,30 @@ class SourceLister:
     def _committed(self, manifest: CommittedFiles) -> list[FileEntry]:
         current = manifest.refresh()
         if manifest.generation != self._generation:
-            self._entries = [
-                FileEntry(_manifest_path(uri_to_url(f.path)), f.modification_time, f.size)
-                for f in current.values()
-                if not f.is_dir
-            ]
+            entries = []
+            for f in current.values():
+                if f.is_dir:
+                    continue
+                path = _manifest_path(uri_to_url(f.path))
+                if below(path, self._config.base) is None:
+                    raise _outside(self._config, manifest, path)
+                entries.append(FileEntry(path, f.modification_time, f.size))
+            self._entries = entries
             self._generation = manifest.generation
         return self._entries
+
+
+def _outside(config: SourceConfig, manifest: CommittedFiles, path: str) -> CheckpointError:
+    """A manifest entry that names a file outside the folder: never read (docs/pyfile-source.md,
+    'What a manifest entry and a listed path are trusted with')."""
+    return CheckpointError(
+        NAME,
+        f"the file sink manifest {describe(manifest.manifest.metadata)} lists "
+        f"{config.location.url(path)!r}, which is not a file below "
+        f"{config.location.url(config.base)}; {NAME} reads only files below the path it is "
+        "given (Spark's reader would follow the entry). Was the output folder moved, or the "
+        "manifest edited?",
+    )
 
 
 def reads_partition_values(config: SourceConfig) -> bool:

@@ -169,6 +169,10 @@ class SourceConfig:
     log_cleanup_delay_ms: int
     log_deletion: bool
 
+    def __repr__(self) -> str:
+        # base and pattern are the path as given: an http(s) URL's query (a SAS) stays there.
+        return f"SourceConfig({self.location.url()!r}, format={self.reader.format!r})"
+
     @property
     def effective_max_file_age_ms(self) -> int | None:
         """Spark ignores maxFileAge when latestFirst is combined with a max option."""

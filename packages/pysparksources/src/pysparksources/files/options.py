@@ -17,9 +17,15 @@ from typing import Any, Literal, overload
 
 from pysparksources._core.option_table import Option, Use
 from pysparksources._core.options import Options
+from pysparksources._redact import public_url
 from pysparksources.errors import ArgumentError, OptionError, SchemaError
 from pysparksources.files import NAME
-from pysparksources.files._filesystem import FileLocation, exclusive_create_problem, resolve
+from pysparksources.files._filesystem import (
+    FileLocation,
+    credentials_kept_out,
+    exclusive_create_problem,
+    resolve,
+)
 from pysparksources.files._option_table import (
     BACKFILL_INTERVAL,
     CLEAN_SOURCE,
@@ -483,8 +489,9 @@ def _location(opts: Options) -> tuple[FileLocation, str]:
         raise opts.error(
             SINK_PATH, f"its filesystem could not be created ({type(exc).__name__})"
         ) from None
-    if fs.isfile(location.path):
-        raise opts.error(SINK_PATH, "this is an existing file; the sink needs a folder")
+    with credentials_kept_out("could not look at the sink's path"):
+        if fs.isfile(location.path):
+            raise opts.error(SINK_PATH, "this is an existing file; the sink needs a folder")
     problem = exclusive_create_problem(location)
     if problem is not None:
         # The manifest's exactly-once rests on create-if-absent: refuse rather than overwrite.
@@ -492,7 +499,9 @@ def _location(opts: Options) -> tuple[FileLocation, str]:
     if location.protocol == "file":
         # Manifest entries are full URIs, as Spark's FileStreamSink writes them.
         return location, location.url()
-    return location, url.rstrip("/")
+    # The URL the user gave, less any credential in it (user:password@, a SAS query): a
+    # reader finds the files with the scheme, host and path; credentials are its own.
+    return location, public_url(url.rstrip("/"))
 
 
 def _partition_columns(opts: Options, column_names: list[str]) -> tuple[str, ...]:

@@ -37,17 +37,19 @@ from pyspark.sql.streaming.datasource import (
 from pysparksources._core.arrow import spark_arrow_schema
 from pysparksources._core.datasource import read_planned
 from pysparksources._core.offsets import canonical_offset, checked_ints, offset_error
+from pysparksources._redact import scrubbed
 from pysparksources.errors import CheckpointError, OptionError, SchemaError
 from pysparksources.files import NAME
 from pysparksources.files._admission import Admission
 from pysparksources.files._clean import SourceCleaner
 from pysparksources.files._discovery import NotificationDiscovery
 from pysparksources.files._evolution import evolution_of
-from pysparksources.files._filesystem import exclusive_create_problem
+from pysparksources.files._filesystem import credentials_kept_out, exclusive_create_problem
 from pysparksources.files._formats_read import read_split
 from pysparksources.files._listing import FileEntry
 from pysparksources.files._manifest import committed_files
 from pysparksources.files._rescue import read_evolving
+from pysparksources.files._safe_paths import below
 from pysparksources.files._seen import SeenFiles
 from pysparksources.files._source_files import (
     SourceLister,
@@ -215,7 +217,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
             max_cached_files=cfg.max_cached_files,
             discard_ratio=cfg.discard_cached_input_ratio,
         )
-        cleaner = SourceCleaner(cfg.clean_source, cfg.location, cfg.archive_location)
+        cleaner = SourceCleaner(cfg.clean_source, cfg.location, cfg.archive_location, cfg.base)
         log_id = source_log.identity()
         lister = SourceLister(cfg)
         discovery = None
@@ -341,6 +343,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         seen = state.seen
         return [f for f in files if seen.is_new(f.path, f.timestamp)]
 
+    @credentials_kept_out("could not find new files")
     def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:
         state = self._driver()
         position = self._position(start)
@@ -386,12 +389,23 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
             return None
         return self._offset(self._state.current)
 
+    @credentials_kept_out("could not plan a batch")
     def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:
         self._driver()
         # Spark plans a batch only after writing its end offset: that claims the log.
         first, last = self._position(start) + 1, self._position(end)
         entries = self._logged(first, last)
         cfg = self._config
+        for entry in entries:
+            if below(entry.path, cfg.base) is None:
+                # The log is a file others can write: it must not make us read elsewhere.
+                raise CheckpointError(
+                    NAME,
+                    f"batch {entry.batch_id} of the source log at {state.log.location.url()} "
+                    f"names {cfg.location.url(entry.path)!r}, which is not a file below the "
+                    "source path (docs/pyfile-source.md, 'Paths that are never read'); the "
+                    "log was edited or belongs to another path",
+                ).bare()
         context = ReadContext(
             cfg.location,
             self._target,
@@ -432,7 +446,13 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
                 paths = [e.path for e in self._logged(first, last)]
                 state.cleaner.submit(paths, then=lambda: state.log.set_cleaned_through(last))
             except Exception as error:  # cleaning is best effort, as in Spark
-                log.warning("%s: cleanSource skipped batches %d..%d: %s", NAME, first, last, error)
+                log.warning(
+                    "%s: cleanSource skipped batches %d..%d: %s",
+                    NAME,
+                    first,
+                    last,
+                    scrubbed(str(error)),
+                )
         state.cleaned_through = max(last, done if done is not None else -1)
 
     def _logged(self, first: int, last: int) -> list[LogEntry]:
@@ -484,11 +504,20 @@ def read_partition(partition: FilePartition) -> Iterator[pa.RecordBatch]:
             # (records written by earlier releases used the same name).
             name = hashlib.sha1(path.encode("utf-8"), usedforsecurity=False).hexdigest()
             target = f"{context.corrupt_log.path.rstrip('/')}/corrupt/{name}.json"
-            record = {"batchId": context.batch_id, "path": path, "problem": problem}
+            record = {
+                "batchId": context.batch_id,
+                "path": scrubbed(path),
+                "problem": scrubbed(problem),
+            }
             fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
             fs.pipe_file(target, json.dumps(record).encode("utf-8"))
         except Exception as error:  # the record is a convenience; the log line stays
-            log.warning("%s: could not record corrupt file %s: %s", NAME, path, error)
+            log.warning(
+                "%s: could not record corrupt file %s: %s",
+                NAME,
+                scrubbed(path),
+                scrubbed(str(error)),
+            )
 
     fit = None
     if context.evolution is not None:
@@ -508,6 +537,7 @@ class FileBatchReader(DataSourceReader):  # type: ignore[misc]
         self._target = _arrow_schema(schema, config)
         self._evolution = evolution_of(config, schema)
 
+    @credentials_kept_out("could not plan the read")
     def partitions(self) -> list[InputPartition]:
         cfg = self._config
         files = sorted(SourceLister(cfg).files(), key=lambda f: f.path)

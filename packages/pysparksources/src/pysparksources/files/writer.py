@@ -31,8 +31,10 @@ from pyspark.sql.datasource import (
 
 from pysparksources._core.arrow import spark_arrow_schema
 from pysparksources._core.worker_gc import freeze_imports
+from pysparksources._redact import scrubbed
 from pysparksources.errors import CheckpointError, OptionError
 from pysparksources.files import NAME
+from pysparksources.files._filesystem import credentials_kept_out
 from pysparksources.files._formats_write import PartFile, check_schema, file_suffix
 from pysparksources.files._hive import split_by_partition
 from pysparksources.files._listing import is_hidden
@@ -166,7 +168,7 @@ def _delete(fs: Any, paths: Iterable[str]) -> None:
         except FileNotFoundError:
             pass
         except Exception as exc:  # cleanup must never hide the real outcome
-            log.warning("%s: could not delete %s (%s)", NAME, path, type(exc).__name__)
+            log.warning("%s: could not delete %s (%s)", NAME, scrubbed(path), type(exc).__name__)
 
 
 def _untracked_files_of_batch(fs: Any, root: str, batch_id: int) -> list[str]:
@@ -223,6 +225,7 @@ def _write_all(
 class FileStreamWriter(DataSourceStreamArrowWriter):  # type: ignore[misc]
     """Spark's FileStreamSink over fsspec and Arrow: exactly-once via ``_spark_metadata``."""
 
+    @credentials_kept_out("the sink could not prepare its output folder")
     def __init__(self, config: SinkConfig, schema: StructType, overwrite: bool) -> None:
         self.config = config
         self.schema = _checked_schema(config, schema, overwrite)
@@ -234,6 +237,7 @@ class FileStreamWriter(DataSourceStreamArrowWriter):  # type: ignore[misc]
         config = self.config
         return ManifestLog(config.metadata, config.compact_interval, config.retention)
 
+    @credentials_kept_out("the sink could not write its files")
     def write(self, iterator: Iterator[pa.RecordBatch]) -> FilesWritten:
         from pyspark import TaskContext
 
@@ -249,6 +253,7 @@ class FileStreamWriter(DataSourceStreamArrowWriter):  # type: ignore[misc]
         files = _write_all(self.config, self.schema, self.config.location.path, stem, iterator)
         return FilesWritten(batch_id, files)
 
+    @credentials_kept_out("the sink could not commit a batch")
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         written = list(_files(messages))
         manifest = self._manifest()
@@ -270,6 +275,7 @@ class FileStreamWriter(DataSourceStreamArrowWriter):  # type: ignore[misc]
                 "writer at the same time; two queries must not write to one output folder",
             ) from None
 
+    @credentials_kept_out("the sink could not clean up an aborted batch")
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Delete the batch's files, including those of tasks that finished after the failure.
 
@@ -293,6 +299,7 @@ class FileStreamWriter(DataSourceStreamArrowWriter):  # type: ignore[misc]
 class FileBatchWriter(DataSourceArrowWriter):  # type: ignore[misc]
     """``df.write.format("pyfile")``: append files, visible all at once in ``commit``."""
 
+    @credentials_kept_out("the sink could not look at its output folder")
     def __init__(self, config: SinkConfig, schema: StructType, overwrite: bool) -> None:
         self.config = config
         self.schema = _checked_schema(config, schema, overwrite)
@@ -311,12 +318,14 @@ class FileBatchWriter(DataSourceArrowWriter):  # type: ignore[misc]
     def _staging(self) -> str:
         return f"{self.config.location.path}/{STAGING_DIR}/{self.job}"
 
+    @credentials_kept_out("the sink could not write its files")
     def write(self, iterator: Iterator[pa.RecordBatch]) -> FilesWritten:
         freeze_imports()
         _, stem = _task_stem(None)
         files = _write_all(self.config, self.schema, self._staging, stem, iterator)
         return FilesWritten(None, files)
 
+    @credentials_kept_out("the sink could not commit its files")
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         fs: Any = self.config.location.filesystem()
         root = self.config.location.path
@@ -326,6 +335,7 @@ class FileBatchWriter(DataSourceArrowWriter):  # type: ignore[misc]
             fs.mv(f"{self._staging}/{f.relative}", target)
         self._remove_staging(fs)
 
+    @credentials_kept_out("the sink could not clean up an aborted write")
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         self._remove_staging(self.config.location.filesystem())
 
@@ -337,4 +347,6 @@ class FileBatchWriter(DataSourceArrowWriter):  # type: ignore[misc]
             if fs.isdir(parent) and not fs.ls(parent):
                 fs.rmdir(parent)
         except Exception as exc:
-            log.warning("%s: could not remove %s (%s)", NAME, self._staging, type(exc).__name__)
+            log.warning(
+                "%s: could not remove %s (%s)", NAME, scrubbed(self._staging), type(exc).__name__
+            )

@@ -25,8 +25,14 @@ from typing import Any
 import pytest
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from pysparksources._core.option_table import Use
 from pysparksources.errors import CheckpointError
 from pysparksources.files import _discovery
+from pysparksources.files._discovery import NotificationDiscovery
+from pysparksources.files._notifications import FileEvent
+from pysparksources.files._seen import SeenFiles
+from pysparksources.files._source_files import SourceLister
+from pysparksources.files.options import parse_options
 from pysparksources.files.reader import NOTIFICATIONS_KEY, FileStreamReader
 from support.azurite import azurite_queue  # noqa: F401  (a fixture)
 from support.notifications import AzureNotifications, S3Notifications, parquet_bytes
@@ -183,6 +189,30 @@ def test_leave_on_azure_keeps_the_message_hidden_and_counted_once(
     driver.stop()
 
 
+def test_s3_events_through_eventbridge_are_read(s3: S3Notifications, tmp_path: Path) -> None:
+    s3.upload(f"{s3.root}/in/a b.parquet", parquet_bytes(range(3)), notify=False)
+    event = {
+        "version": "0",
+        "id": str(uuid.uuid4()),
+        "detail-type": "Object Created",
+        "source": "aws.s3",
+        "account": "123456789012",
+        "time": "2026-11-28T00:00:00Z",
+        "region": "us-east-1",
+        "resources": [f"arn:aws:s3:::{s3.bucket}"],
+        "detail": {
+            "version": "0",
+            "bucket": {"name": s3.bucket},
+            "object": {"key": "in/a+b.parquet", "size": 1, "etag": "e", "sequencer": "1"},
+            "reason": "PutObject",
+        },
+    }
+    s3.sqs.send_message(QueueUrl=s3.queue_url, MessageBody=json.dumps(event))
+    driver = Driver(s3, tmp_path / "log", includeExistingFiles="false")
+    assert _names(driver.trigger()) == ["a b.parquet"]
+    driver.stop()
+
+
 # -- storage, not the message, says what a file is ------------------------------------------
 def test_size_time_and_existence_come_from_storage(s3: S3Notifications, tmp_path: Path) -> None:
     """An event time in the year 9999 made every later file "older than maxFileAge" (kept in
@@ -249,6 +279,42 @@ def test_events_of_another_storage_account_are_not_the_paths_files(
     driver.trigger()
     assert azure.depth() == 0
     driver.stop()
+
+
+@pytest.mark.parametrize(
+    ("path", "options"),
+    [
+        ("abfs://c@acct1.dfs.core.windows.net/in", {"fs.account_key": "a2V5"}),
+        ("abfs://c/in", {"fs.account_name": "acct1", "fs.account_key": "a2V5"}),
+        (
+            "abfs://c/in",
+            {
+                "fs.connection_string": "DefaultEndpointsProtocol=https;AccountName=acct1;"
+                "AccountKey=a2V5;EndpointSuffix=core.windows.net"
+            },
+        ),
+    ],
+    ids=["abfs-url", "account-name", "connection-string"],
+)
+def test_the_paths_account_is_known_however_it_is_given(
+    tmp_path: Path, path: str, options: dict[str, str]
+) -> None:
+    """The account events are compared with: from the URL, fs.account_name or the connection
+    string (what adlfs connects to). Nothing is requested from the service here."""
+    config = parse_options(
+        {
+            "path": path,
+            "sourceLogLocation": str(tmp_path / "log"),
+            "discovery": "notifications",
+            "queueUrl": "https://acct1.queue.core.windows.net/q",
+            **options,
+        },
+        Use.STREAM_READ,
+    )
+    discovery = NotificationDiscovery(config, SeenFiles(None, False), [], SourceLister(config))
+    mine = FileEvent("created", "c/in/a.parquet", "ACCT1")
+    assert discovery._foreign(mine) is None  # names are compared case-insensitively
+    assert discovery._foreign(FileEvent("created", "c/in/a.parquet", "acct2")) is not None
 
 
 def test_events_of_another_bucket_are_not_the_paths_files(

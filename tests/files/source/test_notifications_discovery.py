@@ -151,7 +151,7 @@ def test_leave_keeps_unreadable_messages_for_the_dead_letter_queue(
     s3: S3Notifications, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """SQS moves a message to the dead-letter queue once received maxReceiveCount times; a
-    left message is hidden at each receipt (an hour; 2 s here), so a run receives it about
+    left message is hidden at each receipt (an hour; 1 s here), so a run receives it about
     once an hour, and counts and logs it once."""
     dlq = s3.sqs.create_queue(QueueName=f"dlq{uuid.uuid4().hex[:10]}")["QueueUrl"]
     arn = s3.sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])
@@ -160,13 +160,13 @@ def test_leave_keeps_unreadable_messages_for_the_dead_letter_queue(
         QueueUrl=s3.queue_url, Attributes={"RedrivePolicy": json.dumps(policy)}
     )
     s3.sqs.send_message(QueueUrl=s3.queue_url, MessageBody="not an event")
-    monkeypatch.setattr(_discovery, "LEFT_HIDDEN_S", 2)
+    monkeypatch.setattr(_discovery, "LEFT_HIDDEN_S", 1)
     driver = Driver(s3, tmp_path / "log", unreadableMessages="leave")
     assert driver.trigger() == []
     assert driver.counts()["unreadableMessages"] == 1
     assert s3.depth() == 1  # left, hidden
     driver.trigger()
-    time.sleep(2.5)
+    time.sleep(1.3)
     driver.trigger()  # its second receipt: SQS moves it to the dead-letter queue
     assert s3.depth() == 0
     moved = s3.sqs.receive_message(QueueUrl=dlq, WaitTimeSeconds=1).get("Messages", [])

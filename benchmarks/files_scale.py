@@ -325,6 +325,9 @@ class SqsDouble:
             self._in_flight.pop(message.id, None)
         return 0
 
+    def hide(self, message: Any, seconds: int) -> None:
+        self._counts.add("QUEUE")
+
     def close(self) -> None:
         pass
 
@@ -904,8 +907,11 @@ def _add_to_blob_database(
 
 
 def _event_grid(container: str, rel: str, size: int, ms: int) -> dict[str, Any]:
-    """A BlobCreated event as Event Grid writes it into a Storage queue."""
+    """A BlobCreated event as Event Grid writes it into a Storage queue (from Azurite's
+    development account, which pyfile compares with the path's)."""
     return {
+        "topic": "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/"
+        "providers/Microsoft.Storage/storageAccounts/devstoreaccount1",
         "subject": f"/blobServices/default/containers/{container}/blobs/lake/{rel}",
         "eventType": "Microsoft.Storage.BlobCreated",
         "eventTime": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms / 1000))

@@ -25,7 +25,7 @@ PRODUCT_FILES = sorted(SOURCE.rglob("*.py"))
 PRIVATE_EXCEPTIONS = {
     "EscapeSeen": "files/_csv_rows.py: switches a csv file to the exact reader, then caught",
     "NotAStorageEvent": "files/_notifications.py: a queue message that is not a storage event, "
-    "logged and deleted by the discovery",
+    "logged, counted and deleted or left (unreadableMessages) by the discovery",
     "PositionError": "eventhubs: a position's parse error, always turned into an OptionError",
     "RawTextNeeded": "files/_json_rows.py: asks for a line to be parsed again, then caught",
 }

@@ -5,14 +5,23 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 from typing import Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from pysparksources._core.option_table import Use
 from pysparksources.errors import OptionError
 from pysparksources.files._listing import selects
-from pysparksources.files._notifications import FileEvent, is_later, parse_message
+from pysparksources.files._notifications import (
+    FileEvent,
+    NotAStorageEvent,
+    parse_message,
+    shown,
+)
+from pysparksources.files._throttled_log import ThrottledLog
 from pysparksources.files.options import parse_options
 
 # The example of MicrosoftDocs' event-schema-blob-storage.md, as Event Grid delivers it.
@@ -56,20 +65,38 @@ def _b64(document: Any) -> str:
     return base64.b64encode(json.dumps(document).encode()).decode()
 
 
+def _bridge(kind: str = "Object Created", **detail: Any) -> dict[str, Any]:
+    """An S3 event as EventBridge delivers it (the AWS S3 user guide's example)."""
+    return {
+        "version": "0",
+        "id": "17793124-05d4-b198-2fde-7ededc63b103",
+        "detail-type": kind,
+        "source": "aws.s3",
+        "account": "111122223333",
+        "time": "2021-11-12T00:00:00Z",
+        "region": "ca-central-1",
+        "resources": ["arn:aws:s3:::bkt"],
+        "detail": {
+            "version": "0",
+            "bucket": {"name": "bkt"},
+            "object": {"key": "in/red+flower.json", "size": 5, "sequencer": "617f08299329d189"},
+            "request-id": "N4N7GDK58NMKJ12R",
+            "requester": "123456789012",
+            "reason": "PutObject",
+            **detail,
+        },
+    }
+
+
 def test_event_grid_in_a_storage_queue() -> None:
-    expected = FileEvent(
-        "created",
-        "test-container/new-file.txt",
-        524288,
-        1498502460958,
-        BLOB_CREATED["data"]["sequencer"],
-    )
+    expected = FileEvent("created", "test-container/new-file.txt", "my-storage-account")
     assert parse_message(_b64(BLOB_CREATED)) == [expected]  # base64, as Event Grid writes it
     assert parse_message(json.dumps(BLOB_CREATED)) == [expected]  # plain JSON too
+    assert parse_message(json.dumps(BLOB_CREATED).encode()) == [expected]  # bytes too
     assert parse_message(_b64([BLOB_CREATED, BLOB_CREATED])) == [expected, expected]  # arrays
     cloud = {k: v for k, v in BLOB_CREATED.items() if k not in ("eventType", "eventTime", "topic")}
     cloud.update(type="Microsoft.Storage.BlobCreated", time="2017-06-26T18:41:00.9584103Z")
-    cloud.update(specversion="1.0", source="/subscriptions/id")
+    cloud.update(specversion="1.0", source=BLOB_CREATED["topic"])
     assert parse_message(_b64(cloud)) == [expected]  # the CloudEvents 1.0 schema
 
 
@@ -79,9 +106,10 @@ def test_event_grid_deletions_other_types_and_adls_create_file() -> None:
         k: v for k, v in BLOB_CREATED["data"].items() if k not in ("contentLength", "eTag")
     }
     [event] = parse_message(_b64(deleted))
-    assert (event.kind, event.size) == ("deleted", -1)
-    renamed = dict(BLOB_CREATED, eventType="Microsoft.Storage.BlobRenamed")
-    assert parse_message(_b64(renamed)) == []
+    assert event.kind == "deleted"
+    # A tier change never makes a file appear: nothing, and no rejection.
+    tier = dict(BLOB_CREATED, eventType="Microsoft.Storage.BlobTierChanged")
+    assert parse_message(_b64(tier)) == []
     # ADLS Gen2 announces an empty file at CreateFile; its FlushWithClose carries the data.
     create_file = dict(BLOB_CREATED, data=dict(BLOB_CREATED["data"], api="CreateFile"))
     flush = dict(BLOB_CREATED, data=dict(BLOB_CREATED["data"], api="FlushWithClose"))
@@ -93,7 +121,7 @@ def test_event_grid_deletions_other_types_and_adls_create_file() -> None:
 
 def test_s3_records_sns_envelopes_and_test_events() -> None:
     [event] = parse_message(json.dumps({"Records": [S3_RECORD]}))
-    assert event == FileEvent("created", "bkt/in/red flower.json", 1024, 0, "0055AED6DCD90281E5")
+    assert event == FileEvent("created", "bkt/in/red flower.json")
     # moto encodes "/" too (quote_plus); unquote_plus reads both.
     moto = json.loads(json.dumps(S3_RECORD))
     moto["s3"]["object"] = {"key": "dir%2Fred+flower%2Bx.json", "size": 3, "eTag": "e"}
@@ -108,31 +136,130 @@ def test_s3_records_sns_envelopes_and_test_events() -> None:
     assert parse_message(json.dumps({"Records": [restore]})) == []
 
 
+def test_s3_events_through_eventbridge() -> None:
+    created = FileEvent("created", "bkt/in/red flower.json")
+    assert parse_message(json.dumps(_bridge())) == [created]
+    sns = {"Type": "Notification", "Message": json.dumps(_bridge())}
+    assert parse_message(json.dumps(sns)) == [created]
+    deleted = _bridge("Object Deleted", reason="DeleteObject", **{"deletion-type": "x"})
+    assert parse_message(json.dumps(deleted)) == [FileEvent("deleted", "bkt/in/red flower.json")]
+    assert parse_message(json.dumps(_bridge("Object Restore Completed"))) == []
+    with pytest.raises(NotAStorageEvent, match="not from S3"):
+        parse_message(json.dumps(dict(_bridge(), source="aws.ec2")))
+    with pytest.raises(NotAStorageEvent, match="'Object Renamed'"):
+        parse_message(json.dumps(_bridge("Object Renamed")))
+
+
+def _with(document: dict[str, Any], path: tuple[str | int, ...], value: Any) -> dict[str, Any]:
+    """A deep copy of ``document`` with the field at ``path`` set to ``value``."""
+    copy: Any = json.loads(json.dumps(document))
+    target = copy
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    result: dict[str, Any] = copy
+    return result
+
+
+RECORDS = {"Records": [S3_RECORD]}
+
+
 @pytest.mark.parametrize(
     "body",
     [
         "",
         "not base64 !",
+        "éé",  # not ASCII: base64 refuses it with a plain ValueError
+        b"\xff\xfe",
         _b64("just a string"),
         "{",
+        "[]",
         json.dumps({"Records": "x"}),
+        json.dumps({"Records": []}),
+        "[" * 100_000,
         _b64(dict(BLOB_CREATED, subject="/elsewhere")),
         _b64(dict(BLOB_CREATED, data=None)),
+        _b64(dict(BLOB_CREATED, eventType="Microsoft.Storage.BlobRenamed")),
+        _b64(dict(BLOB_CREATED, eventType="Microsoft.Resources.ResourceWriteSuccess")),
+        _b64({"hello": "world"}),
+        _b64({k: v for k, v in BLOB_CREATED.items() if k != "topic"}),
+        _b64(dict(BLOB_CREATED, topic="/subscriptions/x/resourceGroups/rg")),
+        _b64(_with(BLOB_CREATED, ("subject",), "/blobServices/default/containers/c/blobs/\ud800")),
+        # The review's examples: each raised AttributeError or TypeError out of the parser.
+        json.dumps(_with(RECORDS, ("Records", 0, "s3", "bucket"), "bkt")),
+        json.dumps(_with(RECORDS, ("Records", 0, "s3", "object"), "in/a.json")),
+        _b64(_with(BLOB_CREATED, ("data", "api"), ["CreateFile"])),
+        json.dumps(_with(RECORDS, ("Records", 0, "eventName"), None)),
+        json.dumps(_with(RECORDS, ("Records", 0, "s3", "object", "key"), "")),
+        json.dumps(_with(RECORDS, ("Records", 0, "eventName"), "ObjectRenamed:x")),
+        json.dumps(_with(_bridge(), ("detail", "object"), None)),
     ],
+    ids=lambda body: f"{len(body)}-chars",
 )
-def test_a_body_that_is_no_storage_event_is_refused(body: str) -> None:
-    with pytest.raises(ValueError):
+def test_a_body_that_is_no_storage_event_is_refused(body: str | bytes) -> None:
+    with pytest.raises(NotAStorageEvent):
         parse_message(body)
 
 
-def test_ordering_by_sequencer_then_time() -> None:
-    def event(sequencer: str | None, time_ms: int) -> FileEvent:
-        return FileEvent("created", "p", 1, time_ms, sequencer)
+def test_text_from_a_message_is_bounded_and_printable_in_the_reason() -> None:
+    name = "ObjectWhatever:" + "x" * 5000 + "\nWARNING forged line\x1b[31m"
+    with pytest.raises(NotAStorageEvent) as caught:
+        parse_message(json.dumps(_with(RECORDS, ("Records", 0, "eventName"), name)))
+    reason = str(caught.value)
+    assert len(reason) < 150 and "\n" not in reason and "\x1b" not in reason
+    assert shown("a\nb\u00e9" + "z" * 100) == "a?b?" + "z" * 53 + "..."
 
-    assert is_later(event("0A", 0), event("9", 5))  # hexadecimal, of different lengths
-    assert not is_later(event("9", 5), event("0A", 0))
-    assert is_later(event(None, 2), event("1", 1))  # no sequencer on one side: the times
-    assert not is_later(event(None, 1), event(None, 1))  # a tie is not later
+
+# Hypothesis: real messages with one field replaced by anything, and anything at all.
+SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12)
+JSONISH = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+FIELDS: list[tuple[Any, tuple[str | int, ...]]] = [
+    *((BLOB_CREATED, (k,)) for k in ("subject", "eventType", "topic", "data")),
+    *((BLOB_CREATED, ("data", k)) for k in ("api", "contentLength")),
+    *((RECORDS, ("Records", 0, k)) for k in ("eventName", "s3")),
+    *((RECORDS, ("Records", 0, "s3", k)) for k in ("bucket", "object")),
+    *((RECORDS, ("Records", 0, "s3", "object", k)) for k in ("key", "size")),
+    *((RECORDS, ("Records", 0, "s3", "bucket", "name")),),
+    *((_bridge(), (k,)) for k in ("source", "detail-type", "detail")),
+    *((_bridge(), ("detail", k)) for k in ("bucket", "object")),
+]
+
+
+@st.composite
+def bodies(draw: st.DrawFn) -> str | bytes:
+    choice = draw(st.integers(0, 3))
+    if choice == 0:
+        document, path = draw(st.sampled_from(FIELDS))
+        mutated = _with(document, path, draw(JSONISH))
+        return _b64(mutated) if draw(st.booleans()) else json.dumps(mutated)
+    if choice == 1:
+        return json.dumps(draw(JSONISH))
+    if choice == 2:
+        return draw(st.binary(max_size=64))
+    return draw(st.text(max_size=64))
+
+
+@given(bodies())
+@example(json.dumps(_with(RECORDS, ("Records", 0, "s3", "bucket"), "bkt")))
+@example(_b64(_with(BLOB_CREATED, ("data", "api"), ["CreateFile"])))
+def test_fuzz_a_message_gives_events_or_the_one_rejection(body: str | bytes) -> None:
+    try:
+        events = parse_message(body)
+    except NotAStorageEvent as error:
+        reason = str(error)
+        assert len(reason) < 200 and all(" " <= c <= "~" for c in reason), reason
+        return
+    for event in events:
+        assert event.kind in ("created", "deleted")
+        assert isinstance(event.path, str) and "/" in event.path
+        event.path.encode("utf-8")  # never a lone surrogate
+        assert event.account is None or isinstance(event.account, str)
 
 
 @pytest.mark.parametrize(
@@ -216,3 +343,27 @@ def test_options_reach_the_config_and_never_its_repr() -> None:
     assert parse_options(listing, Use.STREAM_READ).notifications is None
     with pytest.raises(OptionError, match=r"applies only to spark\.readStream"):
         parse_options({"path": "abfs://c/in", "discovery": "notifications"}, Use.BATCH_READ)
+
+
+def test_warnings_about_messages_are_rate_limited() -> None:
+    """A queue full of one bad kind gives one line a minute per kind, saying what it left out."""
+    lines: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    logger = logging.getLogger("test.throttled")
+    logger.addHandler(Collect())
+    now = [0.0]
+    warnings = ThrottledLog(logger, interval_s=60, clock=lambda: now[0])
+    assert warnings.warning("bad", "message %s", "m1")
+    assert not warnings.warning("bad", "message %s", "m2")
+    assert warnings.warning("other", "other %s", "o1")  # each kind has its own budget
+    now[0] = 61.0
+    assert warnings.warning("bad", "message %s", "m3")
+    assert lines == [
+        "message m1",
+        "other o1",
+        "message m3 (and 1 more like it in the last 61 s, not logged)",
+    ]

@@ -10,6 +10,7 @@ once every batch is committed.
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import uuid
@@ -63,6 +64,26 @@ def _stream(spark: Any, n: Any, log: Path, **more: str) -> Any:
     )
 
 
+def _send(n: Any, body: str) -> None:
+    """A message into the queue, as the storage service's producer would put it there."""
+    if isinstance(n, AzureNotifications):
+        n.queue.send_message(base64.b64encode(body.encode()).decode())
+    else:
+        n.sqs.send_message(QueueUrl=n.queue_url, MessageBody=body)
+
+
+def _ghost(n: Any, path: str) -> str:
+    """A creation event for ``path``, which is not in storage."""
+    if isinstance(n, AzureNotifications):
+        return json.dumps(n.event(path, size=10))
+    bucket, key = path.split("/", 1)
+    record = {
+        "eventName": "ObjectCreated:Put",
+        "s3": {"bucket": {"name": bucket}, "object": {"key": key}},
+    }
+    return json.dumps({"Records": [record]})
+
+
 def _rows_per_batch(query: Any) -> list[int]:
     return [b["numInputRows"] for b in progress(query) if b["numInputRows"]]
 
@@ -97,11 +118,19 @@ def test_every_file_once_through_duplicates_deletions_filters_and_lost_notificat
     n.upload(f"{root}/other/x.parquet", parquet_bytes(range(700, 710)))  # not the path
     n.upload(f"{root}/in/_tmp/y.parquet", parquet_bytes(range(710, 720)))  # hidden
     n.upload(f"{root}/in/z.txt", b"not parquet")  # filtered by pathGlobFilter
+    # A message that is no storage event, and one for a file that is not there: counted in
+    # the progress, deleted, and the stream goes on.
+    _send(n, "not a storage event")
+    _send(n, _ghost(n, f"{root}/in/ghost.parquet"))
 
     options = {"maxFilesPerTrigger": "2", "pathGlobFilter": "*.parquet"}
     query = run_available_now(_stream(spark, n, log, **options), out, ck)
     assert ids_in(spark, out) == list(range(40))  # e0 from the first listing, f1-f3 once
     assert _rows_per_batch(query) == [20, 20]
+    counts = progress(query)[-1]["sources"][0]["latestOffset"]["@notifications"]
+    # Not in storage when looked up: the ghost, g (and on Azure h), deleted before the stream.
+    missing = 3 if isinstance(n, AzureNotifications) else 2
+    assert (counts["unreadableMessages"], counts["missingFiles"]) == (1, missing)
 
     # No listing now: f5 and f6 come through the queue alone, f4's notification is lost.
     n.upload(f"{root}/in/f4.parquet", parquet_bytes(range(40, 50)), notify=False)
@@ -138,7 +167,7 @@ def test_latest_first_max_bytes_and_clean_source(spark: Any, notifier: Any, tmp_
     log, out, ck = tmp_path / "log", tmp_path / "out", tmp_path / "ck"
     for i in range(3):
         n.upload(f"{root}/in/a{i}.parquet", parquet_bytes(range(i * 10, i * 10 + 10)))
-        time.sleep(0.01)  # distinct event times
+        time.sleep(1.05)  # distinct modification times (Azure's have whole seconds)
     first = {"latestFirst": "true", "maxFilesPerTrigger": "1", "cleanSource": "delete"}
     run_available_now(_stream(spark, n, log, includeExistingFiles="false", **first), out, ck)
     assert [_logged_paths(log, b) for b in range(3)] == [
@@ -153,7 +182,6 @@ def test_latest_first_max_bytes_and_clean_source(spark: Any, notifier: Any, tmp_
     size = len(parquet_bytes(range(30, 40)))
     for i in range(3, 6):
         n.upload(f"{root}/in/b{i}.parquet", parquet_bytes(range(i * 10, i * 10 + 10)))
-        time.sleep(0.01)
     second = {"maxBytesPerTrigger": str(2 * size + 10), "cleanSource": "delete"}
     query = run_available_now(_stream(spark, n, log, **second), out, ck)
     assert _rows_per_batch(query) == [20, 10]

@@ -103,6 +103,7 @@ __all__ = [
     "TABLE",
     "TIMESTAMP_FORMAT",
     "TIME_ZONE",
+    "UNREADABLE_MESSAGES",
     "UNSUPPORTED",
     "WHOLETEXT",
     "WRITE_FORMATS",
@@ -419,6 +420,16 @@ BACKFILL_INTERVAL = Duration(
     doc="discovery=notifications: list the path this often too, to find files whose "
     "notification never came (unset: never).",
     minimum=1.0,
+    uses=Use.STREAM_READ,
+)
+UNREADABLE_MESSAGES = Choice(
+    name="unreadableMessages",
+    doc="discovery=notifications: what becomes of a queue message this source does not read "
+    "(not a storage event, or one of a type or shape it does not read): delete it, or leave it "
+    "in the queue, hidden for an hour at each receipt, for the queue's dead-letter policy. "
+    "Either way it is logged (rate-limited) and counted in the progress.",
+    default="delete",
+    choices=("delete", "leave"),
     uses=Use.STREAM_READ,
 )
 INCLUDE_EXISTING_FILES = Flag(
@@ -768,6 +779,7 @@ TABLE = OptionTable(
         QUEUE_VISIBILITY_TIMEOUT,
         BACKFILL_INTERVAL,
         INCLUDE_EXISTING_FILES,
+        UNREADABLE_MESSAGES,
         HEADER,
         SEP,
         QUOTE,

@@ -24,6 +24,7 @@ __all__ = [
     "SQS_SETTINGS",
     "NotificationQueue",
     "QueueMessage",
+    "azure_queue_account",
     "open_queue",
     "queue_kind",
 ]
@@ -67,6 +68,9 @@ class NotificationQueue(Protocol):
     def delete(self, messages: Sequence[QueueMessage]) -> int:
         """Delete ``messages``; returns how many the service refused (they come back later)."""
 
+    def hide(self, message: QueueMessage, seconds: int) -> None:
+        """Keep ``message`` (not deleted) invisible for ``seconds`` from now."""
+
     def close(self) -> None: ...
 
 
@@ -75,6 +79,16 @@ def open_queue(kind: str, url: str, settings: Mapping[str, str]) -> Notification
     if kind == "azure":
         return _AzureQueue(url, settings)
     return _SqsQueue(url, settings)
+
+
+def azure_queue_account(url: str) -> str:
+    """The storage account of an Azure queue URL: ``https://<account>.queue.core.windows.net/q``,
+    or path-style ``http://127.0.0.1:10001/<account>/q`` (Azurite, other emulators)."""
+    parts = urlsplit(url)
+    segments = [s for s in parts.path.split("/") if s]
+    if len(segments) >= 2:
+        return segments[0]
+    return (parts.hostname or "").split(".", 1)[0]
 
 
 class _AzureQueue:
@@ -89,10 +103,12 @@ class _AzureQueue:
         else:
             credential: Any = settings.get("sas_token")
             if "account_key" in settings:
+                # The account comes from the URL here: asking the SDK (a client built without
+                # a credential) fails for http URLs, which emulators use.
                 from azure.core.credentials import AzureNamedKeyCredential
 
-                account = QueueClient.from_queue_url(url).account_name
-                credential = AzureNamedKeyCredential(account or "", settings["account_key"])
+                account = azure_queue_account(url)
+                credential = AzureNamedKeyCredential(account, settings["account_key"])
             self._client = QueueClient.from_queue_url(url, credential=credential)
 
     def receive(self, visibility_timeout_s: int, wait_s: int) -> list[QueueMessage]:
@@ -116,6 +132,9 @@ class _AzureQueue:
                 # and is acknowledged then.
                 refused += 1
         return refused
+
+    def hide(self, message: QueueMessage, seconds: int) -> None:
+        self._client.update_message(message.id, message.receipt, visibility_timeout=seconds)
 
     def close(self) -> None:
         self._client.close()
@@ -164,6 +183,11 @@ class _SqsQueue:
             response = self._client.delete_message_batch(QueueUrl=self._url, Entries=entries)
             refused += len(response.get("Failed", []))
         return refused
+
+    def hide(self, message: QueueMessage, seconds: int) -> None:
+        self._client.change_message_visibility(
+            QueueUrl=self._url, ReceiptHandle=message.receipt, VisibilityTimeout=seconds
+        )
 
     def close(self) -> None:
         self._client.close()

@@ -133,6 +133,7 @@ class NotificationOptions:
     visibility_timeout_s: int
     backfill_interval_s: float | None
     include_existing: bool
+    leave_unreadable: bool = False  # unreadableMessages=leave
 
     def __repr__(self) -> str:
         return f"NotificationOptions({self.kind!r})"

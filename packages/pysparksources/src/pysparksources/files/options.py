@@ -96,6 +96,7 @@ from pysparksources.files._option_table import (
     TABLE,
     TIME_ZONE,
     TIMESTAMP_FORMAT,
+    UNREADABLE_MESSAGES,
     WHOLETEXT,
     WRITE_FORMAT_OPTIONS,
 )
@@ -281,6 +282,7 @@ _NOTIFICATION_ONLY = (
     QUEUE_VISIBILITY_TIMEOUT,
     BACKFILL_INTERVAL,
     INCLUDE_EXISTING_FILES,
+    UNREADABLE_MESSAGES,
 )
 # The queue client each kind of queue needs, and the extra that installs it.
 _QUEUE_CLIENTS = {"azure": ("azure.storage.queue", "azure"), "sqs": ("boto3", "s3")}
@@ -342,6 +344,7 @@ def _notifications(opts: Options, location: FileLocation) -> NotificationOptions
         visibility_timeout_s=max(1, math.ceil(opts.value(QUEUE_VISIBILITY_TIMEOUT))),
         backfill_interval_s=backfill,
         include_existing=opts.value(INCLUDE_EXISTING_FILES),
+        leave_unreadable=opts.value(UNREADABLE_MESSAGES) == "leave",
     )
 
 

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 __all__ = [
+    "NOTIFICATIONS_KEY",
     "FileBatchReader",
     "FileStreamReader",
     "SourceLister",
@@ -74,6 +75,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 Offset = dict[str, Any]
+# What reportLatestOffset adds for discovery=notifications (progress only).
+NOTIFICATIONS_KEY = "@notifications"
 
 
 def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
@@ -385,9 +388,19 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         return newest - max_age
 
     def reportLatestOffset(self) -> Offset | None:
+        """The latest offset, and with notifications what became of the queue's messages.
+
+        Spark shows this only in the progress (``sources[].latestOffset``); it never enters the
+        offset log. ``@notifications`` holds the counts of
+        :meth:`NotificationDiscovery.counts` (a key starting with ``@`` is none of the
+        offset's own).
+        """
         if self._state is None:
             return None
-        return self._offset(self._state.current)
+        offset = self._offset(self._state.current)
+        if self._state.discovery is not None:
+            offset = canonical_offset({**offset, NOTIFICATIONS_KEY: self._state.discovery.counts()})
+        return offset
 
     @credentials_kept_out("could not plan a batch")
     def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:

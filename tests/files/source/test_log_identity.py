@@ -194,7 +194,7 @@ def test_a_log_entry_outside_the_source_path_is_never_read_nor_cleaned(
         r.partitions(r.initialOffset(), end)
     message = str(caught.value)
     assert "source log batch 0 in" in message and "secret.csv" in message
-    assert "not a file under the source's path" in message
+    assert "not a file below the source path" in message
     r.commit(end)  # cleanSource of batch 0: refused the same way, logged, nothing deleted
     r.stop()
     assert secret.exists() and (src / "a.csv").exists()

@@ -22,7 +22,10 @@ _LONG = 2**63 - 1
 
 def offset_error(source: str, offset: Any, problem: str) -> OffsetError:
     """The error for an edited or foreign offset, naming the checkpoint file it came from."""
-    shown = json.dumps(offset, default=str)
+    try:
+        shown = json.dumps(offset, default=str)
+    except (RecursionError, ValueError):  # JSON that PySpark could parse, nested deeper still
+        shown = "(nested too deeply to show)"
     if len(shown) > 200:
         shown = shown[:200] + "..."
     return OffsetError(

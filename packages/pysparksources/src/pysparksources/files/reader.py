@@ -409,16 +409,6 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         first, last = self._position(start) + 1, self._position(end)
         entries = self._logged(first, last)
         cfg = self._config
-        for entry in entries:
-            if below(entry.path, cfg.base) is None:
-                # The log is a file others can write: it must not make us read elsewhere.
-                raise CheckpointError(
-                    NAME,
-                    f"batch {entry.batch_id} of the source log at {state.log.location.url()} "
-                    f"names {cfg.location.url(entry.path)!r}, which is not a file below the "
-                    "source path (docs/pyfile-source.md, 'Paths that are never read'); the "
-                    "log was edited or belongs to another path",
-                ).bare()
         context = ReadContext(
             cfg.location,
             self._target,
@@ -472,19 +462,18 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         """The files of log batches ``first..last``, each checked to be under the source's
         folder: the log says what to read and what cleanSource deletes, and is read back."""
         entries = self._driver().log.get_range(first, last)
-        base = self._config.base.rstrip("/") + "/"
+        cfg = self._config
         for entry in entries:
-            inside = entry.path[len(base) :] if entry.path.startswith(base) else ""
-            if not inside or {".", "..", ""} & set(inside.split("/")):
-                where = self._config.log_location
+            if not below(entry.path, cfg.base):  # None (outside, or refused) or the root itself
+                where = cfg.log_location
                 raise CheckpointError(
                     NAME,
                     f"source log batch {entry.batch_id} in "
                     f"{where.url() if where else 'the source log'} lists "
-                    f"{entry.path[:200]!r}, which is not a file under the source's path "
-                    f"{self._config.location.url()}: the log was edited, or written for "
-                    "another path; restore it, or start with a new sourceLogLocation and "
-                    "checkpointLocation",
+                    f"{cfg.location.url(entry.path[:200])!r}, which is not a file below the "
+                    f"source path {cfg.location.url()} (docs/pyfile-source.md, 'Paths that are "
+                    "never read'): the log was edited, or written for another path; restore "
+                    "it, or start with a new sourceLogLocation and checkpointLocation",
                 ).bare()
         return entries
 

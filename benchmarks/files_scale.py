@@ -404,7 +404,7 @@ class PyfileStream:
 
     def trigger(self) -> tuple[float, int, dict[str, int]]:
         """One trigger: planning ms (latestOffset + partitions), files taken, requests."""
-        from pyspark.sql.streaming.datasource import ReadAllAvailable
+        from pysparksources._core.compat import ReadAllAvailable
 
         before = self.counts.snapshot()
         self.counts.active = True

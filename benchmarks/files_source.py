@@ -119,9 +119,9 @@ def run_stream(
 
 def planning_times(seen: int, batches: int = 20, per_batch: int = 5) -> dict[str, float]:
     """Median and max ms of latestOffset + partitions with ``seen`` files already in the log."""
-    from pyspark.sql.streaming.datasource import ReadMaxFiles
     from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
+    from pysparksources._core.compat import ReadMaxFiles
     from pysparksources._core.option_table import Use
     from pysparksources.files._source_log import VERSION, LogEntry, prune
     from pysparksources.files.options import parse_options

@@ -16,8 +16,8 @@ from typing import Any
 
 from hypothesis import example, given
 from hypothesis import strategies as st
-from pyspark.sql.streaming.datasource import ReadAllAvailable
 
+from pysparksources._core.compat import ReadAllAvailable
 from pysparksources._core.option_table import Use
 from pysparksources.errors import CheckpointError, LimitExceededError, OffsetError
 from pysparksources.eventhubs.options import parse_options as eventhubs_parse

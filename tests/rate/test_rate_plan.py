@@ -6,13 +6,13 @@ import json
 
 import pyarrow as pa
 import pytest
-from pyspark.sql.streaming.datasource import (
+
+from pysparksources._core.compat import (
     ReadAllAvailable,
     ReadMaxFiles,
     ReadMaxRows,
     ReadMinRows,
 )
-
 from pysparksources._core.option_table import Use
 from pysparksources.errors import UnsupportedError
 from pysparksources.rate._generate import RATE_ARROW_SCHEMA, generate

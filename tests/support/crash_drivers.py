@@ -90,9 +90,11 @@ def _session(**conf: str) -> Any:
 
 
 def _run_available_now(df: Any, sink: str, out: str, checkpoint: str) -> None:
+    """Everything the source holds, in admission-sized batches (on every Spark line)."""
+    from support.streams import drain
+
     writer = df.writeStream.format(sink).option("path", out)
-    query = writer.option("checkpointLocation", checkpoint).trigger(availableNow=True).start()
-    query.awaitTermination()
+    drain(writer.option("checkpointLocation", checkpoint), timeout=1e9)
 
 
 def pyfile_source(
@@ -120,7 +122,9 @@ def pyfile_source(
         .option("checkpointLocation", checkpoint)
     )
     if mode == "availablenow":
-        writer.trigger(availableNow=True).start().awaitTermination()
+        from support.streams import drain
+
+        drain(writer, timeout=1e9)
     else:
         print("STARTED", flush=True)
         writer.trigger(processingTime="0 seconds").start().awaitTermination()

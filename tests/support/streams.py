@@ -99,6 +99,41 @@ def run_available_now(df: Any, out: Path, checkpoint: Path, timeout: float = 300
     return query
 
 
+def drain(writer: Any, timeout: float = 300) -> Any:
+    """Start ``writer`` (a DataStreamWriter) and return the query once it has read everything
+    its sources held, in admission-sized batches, and ended.
+
+    Spark 4.2+ does that under Trigger.AvailableNow. Spark 4.0 and 4.1 run a single batch
+    there for Python sources (docs/compatibility.md), so on those lines the query runs with
+    ``processingTime="0 seconds"`` until a trigger finds nothing new, and is stopped then.
+    """
+    from pysparksources._core.compat import ENGINE_ADMISSION_CONTROL
+
+    if ENGINE_ADMISSION_CONTROL:
+        query = writer.trigger(availableNow=True).start()
+        query.awaitTermination(timeout)
+    else:
+        query = writer.trigger(processingTime="0 seconds").start()
+        wait_until_caught_up(query, timeout)
+        query.stop()
+    if query.exception() is not None:
+        raise AssertionError(str(query.exception()))
+    return query
+
+
+def wait_until_caught_up(query: Any, timeout: float = 300) -> None:
+    """Block until ``query`` has run a batch and then found nothing new to read."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if query.exception() is not None:
+            raise AssertionError(f"query failed: {query.exception()}")
+        status = query.status
+        if query.lastProgress is not None and status["message"] == "Waiting for data to arrive":
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"the query did not catch up in {timeout:.0f} s")
+
+
 def rate(session: Any, total: int, per_batch: int, partitions: int = 2, capped: bool = True) -> Any:
     """``total`` pyrate rows as a finite stream, ``per_batch`` rows per logical batch.
 

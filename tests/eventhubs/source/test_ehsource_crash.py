@@ -22,6 +22,7 @@ def _committed_batches(out: Path) -> list[str]:
     return sorted(p.name for p in log.iterdir() if p.name.isdigit()) if log.exists() else []
 
 
+@pytest.mark.lines  # exactly once on every Spark line (tests/lines)
 @pytest.mark.slow
 def test_sigkill_mid_stream_then_restart_is_exactly_once(
     spark: Any, eventhubs_emulator_factory: Any, tmp_path: Path

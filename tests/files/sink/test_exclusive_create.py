@@ -181,7 +181,7 @@ def test_an_old_backend_is_refused_at_start(
         assert secret_part not in message
 
     # The source's log on such a backend is refused too, at the first engine call.
-    from pyspark.sql.streaming.datasource import ReadAllAvailable
+    from pysparksources._core.compat import ReadAllAvailable
 
     fs.pipe_file("race/in/a.txt", b"x")
     source = {

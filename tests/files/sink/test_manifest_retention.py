@@ -15,9 +15,9 @@ from typing import Any
 import fsspec
 import pyarrow as pa
 import pytest
-from pyspark.sql.streaming.datasource import ReadAllAvailable
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from pysparksources._core.compat import ReadAllAvailable
 from pysparksources.files._filesystem import resolve
 from pysparksources.files._manifest import CommittedFiles, ManifestLog, SinkFile
 from pysparksources.files.config import ManifestRetention

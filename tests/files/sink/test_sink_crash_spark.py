@@ -20,6 +20,7 @@ TOTAL, PER_BATCH, CRASH_BATCH = 3000, 1000, 1
 # the manifest line exists but before Spark records the batch, so the restart replays it.
 # crash_hooks also offers "before_manifest"; it adds no state beyond "write" and costs ~45 s.
 @pytest.mark.parametrize("stage", ["write", "after_manifest"])
+@pytest.mark.lines  # exactly once on every Spark line (tests/lines)
 @pytest.mark.slow
 def test_sigkill_then_restart_is_exactly_once(spark: Any, tmp_path: Path, stage: str) -> None:
     out, ck, marker = tmp_path / "out", tmp_path / "ck", tmp_path / "marker"

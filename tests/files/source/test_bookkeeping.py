@@ -10,8 +10,8 @@ import warnings
 from pathlib import Path
 
 import pytest
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxBytes, ReadMaxFiles
 
+from pysparksources._core.compat import ReadAllAvailable, ReadMaxBytes, ReadMaxFiles
 from pysparksources._core.option_table import Use
 from pysparksources.errors import SourceLogInUseError
 from pysparksources.files._admission import Admission, take_by_bytes

@@ -78,9 +78,9 @@ def test_cleaner_logs_each_failure(tmp_path: Path, caplog: pytest.LogCaptureFixt
 
 def _write_batch_then_die(src: Path, log: Path, start: dict[str, Any], **options: Any) -> None:
     """What a run killed between writing a log batch and Spark's WAL leaves behind."""
-    from pyspark.sql.streaming.datasource import ReadMaxFiles
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+    from pysparksources._core.compat import ReadMaxFiles
     from pysparksources.errors import SourceLogInUseError
     from support.pyfile_source import stream_reader
 

@@ -21,6 +21,7 @@ def log_batches(log: Path) -> int:
     return sum(1 for p in log.iterdir() if p.name.split(".")[0].isdigit()) if log.exists() else 0
 
 
+@pytest.mark.lines  # exactly once on every Spark line (tests/lines)
 @pytest.mark.slow
 def test_sigkill_mid_stream_then_restart_is_exactly_once(spark: Any, tmp_path: Path) -> None:
     src, log, out, ck = (tmp_path / n for n in ("in", "log", "out", "ck"))

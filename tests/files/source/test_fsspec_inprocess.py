@@ -7,9 +7,9 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxFiles
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from pysparksources._core.compat import ReadAllAvailable, ReadMaxFiles
 from pysparksources.errors import SourceLogInUseError
 from pysparksources.files.reader import FileStreamReader
 from support.memory_fs import memory_root

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.sql.streaming.datasource import ReadMaxFiles
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from pysparksources._core.compat import ReadMaxFiles
 from pysparksources.errors import CheckpointError
 from pysparksources.files._filesystem import resolve
 from pysparksources.files._source_log import LogEntry, SourceLog

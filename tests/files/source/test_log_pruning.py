@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql.streaming.datasource import ReadMaxFiles
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from pysparksources._core.compat import ReadMaxFiles
 from pysparksources.files._filesystem import resolve
 from pysparksources.files._source_log import LogEntry, SourceLog, prune
 from pysparksources.files.planning import FilePartition

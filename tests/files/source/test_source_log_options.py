@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.sql.streaming.datasource import ReadMaxFiles
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from pysparksources._core.compat import ReadMaxFiles
 from pysparksources._core.option_table import Use
 from pysparksources.errors import OptionError
 from pysparksources.files._filesystem import resolve

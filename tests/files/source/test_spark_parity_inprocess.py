@@ -15,10 +15,10 @@ import fsspec
 import pyarrow as pa
 import pytest
 from fsspec.implementations.local import LocalFileSystem
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxFiles
 from pyspark.sql.types import StringType, StructField, StructType
 
 import pysparksources.files._source_files as source_module
+from pysparksources._core.compat import ReadAllAvailable, ReadMaxFiles
 from pysparksources.errors import OptionError, PartitionLayoutError, SchemaError
 from pysparksources.files._filesystem import resolve
 from pysparksources.files._seen import SeenFiles

@@ -56,6 +56,5 @@ def register(spark: Any, *names: str, check_workers: bool = True) -> list[str]:
     if check_workers:
         _worker_python.require_workers_import(spark)
     for source in sources:
-        if not _worker_python.resolves_to(spark, source):
-            spark.dataSource.register(source)
+        _worker_python.register_source(spark, source)
     return chosen

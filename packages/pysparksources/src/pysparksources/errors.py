@@ -39,6 +39,7 @@ __all__ = [
     "ServiceTimeoutError",
     "SourceLogInUseError",
     "UnsupportedError",
+    "UnsupportedSparkError",
     "WorkerPythonError",
 ]
 
@@ -146,6 +147,14 @@ class ArgumentError(PySparkSourcesError, ValueError):
 
 class UnsupportedError(PySparkSourcesError, NotImplementedError):
     """The source cannot do what was asked (writing to ``pyrate``, say): a use, not an option."""
+
+
+class UnsupportedSparkError(PySparkSourcesError, ImportError):
+    """The installed PySpark is older than 4.0 or lacks the Python data source API.
+
+    An ``ImportError``, because that is what it stops: the registration shims, ``register()``
+    and every source module raise it on import, with one sentence naming both versions.
+    """
 
 
 class SchemaError(PySparkSourcesError, ValueError):

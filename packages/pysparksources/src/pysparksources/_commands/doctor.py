@@ -47,6 +47,24 @@ def _java() -> Check:
     return Check("Java", major >= 17, f"{java}: {out.splitlines()[0] if out else '?'}", fix)
 
 
+def _spark_line() -> Check:
+    """The Spark line found, and what the engine does for the sources on it."""
+    from pysparksources.errors import UnsupportedSparkError
+
+    try:
+        from pysparksources._core import compat
+    except UnsupportedSparkError as exc:
+        return Check("Spark", False, exc.detail, "pip install 'pyspark[connect]>=4.0,<5'")
+    except ImportError as exc:
+        return Check(
+            "Spark", False, f"cannot import PySpark ({exc})", "pip install 'pysparksources[spark]'"
+        )
+    features = "".join(
+        f"\n         {what}: {how}" for what, how in compat.engine_features().items()
+    )
+    return Check("Spark", True, f"PySpark {compat.SPARK_VERSION}{features}")
+
+
 def _worker_python() -> Check:
     chosen = os.environ.get("PYSPARK_PYTHON")
     python = chosen or shutil.which("python3") or "python3"
@@ -124,7 +142,7 @@ def _session_checks(builder: Callable[[], Any], label: str) -> list[Check]:
 
 def run_doctor(master: str = "local[1]", connect_url: str | None = None) -> int:
     """Run every check, print them, and return 0 when all passed."""
-    checks = [_java(), _worker_python()]
+    checks = [_spark_line(), _java(), _worker_python()]
     if all(c.ok for c in checks):
         from pysparksources._commands.local_session import local_session
 

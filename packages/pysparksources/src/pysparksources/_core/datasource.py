@@ -31,9 +31,12 @@ import importlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TypeVar
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
-
+from pysparksources._core.compat import (
+    DataSource,
+    DataSourceStreamReader,
+    InputPartition,
+    SupportsTriggerAvailableNow,
+)
 from pysparksources._core.option_table import Use
 from pysparksources._core.worker_gc import freeze_imports
 from pysparksources.errors import PySparkSourcesError, UnsupportedError
@@ -96,8 +99,9 @@ class FailedStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  
     def initialOffset(self) -> dict[str, Any]:
         self._fail()
 
-    # Two parameters, so Spark's feature check sees the admission-control signature.
-    def latestOffset(self, start: dict[str, Any], limit: Any) -> dict[str, Any]:
+    # Two parameters, so Spark 4.2+'s feature check sees the admission-control signature;
+    # both optional, as Spark 4.0 and 4.1 pass none.
+    def latestOffset(self, start: Any = None, limit: Any = None) -> dict[str, Any]:
         self._fail()
 
     def getDefaultReadLimit(self) -> Any:

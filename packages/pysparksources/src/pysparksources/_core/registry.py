@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from pysparksources.errors import ArgumentError
+from pysparksources.errors import ArgumentError, UnsupportedSparkError
 
 __all__ = ["SOURCES", "SourceEntry", "load_source"]
 
@@ -46,12 +46,11 @@ def load_source(name: str) -> type:
     module_name, _, class_name = entry.target.partition(":")
     try:
         module = importlib.import_module(module_name)
+    except UnsupportedSparkError as exc:  # the Spark version, which no extra changes
+        raise exc.bare() from None
     except ImportError as exc:
-        hint = (
-            f" (install it with: pip install 'pysparksources[{entry.extra}]')"
-            if entry.extra
-            else ""
-        )
+        extra = "spark" if (exc.name or "").partition(".")[0] == "pyspark" else entry.extra
+        hint = f" (install it with: pip install 'pysparksources[{extra}]')" if extra else ""
         raise ImportError(f"source {name!r} needs a missing dependency: {exc}{hint}") from exc
     cls: type = getattr(module, class_name)
     return cls

@@ -31,6 +31,7 @@ __all__ = [
     "fix",
     "import_failure",
     "path_python_problem",
+    "register_source",
     "require_workers_import",
     "resolves_to",
 ]
@@ -162,8 +163,7 @@ def require_workers_import(spark: Any) -> None:
     from pysparksources import __version__
     from pysparksources._core.probe import ImportProbe
 
-    if not resolves_to(spark, ImportProbe):
-        spark.dataSource.register(ImportProbe)
+    register_source(spark, ImportProbe)
     try:
         seen = spark.read.format(ImportProbe.name()).load().schema.fieldNames()
     except Exception as exc:
@@ -197,6 +197,23 @@ def _pickled_class(pickled: bytes) -> tuple[str, str] | None:
     except Exception:  # not a pickle this reading understands: not ours
         return None
     return None
+
+
+def register_source(spark: Any, source: type) -> None:
+    """Register ``source`` on ``spark`` unless its name already holds it.
+
+    On a classic session :func:`resolves_to` tells. Over Spark Connect nothing can look, and
+    Spark 4.0 and 4.1 refuse to replace a registered data source
+    (``DATA_SOURCE_ALREADY_EXISTS``; 4.2+ replace it): a name held there is left as it is,
+    most often by automatic registration in the server, which registered this very class.
+    """
+    if resolves_to(spark, source):
+        return
+    try:
+        spark.dataSource.register(source)
+    except Exception as error:
+        if "DATA_SOURCE_ALREADY_EXISTS" not in str(error):
+            raise
 
 
 def resolves_to(spark: Any, source: type) -> bool:

@@ -102,10 +102,10 @@ def derive_avro_schema(body: pa.DataType) -> str:
 
 def schema_mismatch(schema_json: str, body: pa.DataType) -> str | None:
     """Why the body column cannot be encoded with the schema, or None when it matches."""
-    from pyspark.sql.pandas.types import from_arrow_type
+    from pysparksources._core.compat import spark_type_of
 
     wanted = spark_type(parse_avro_schema(schema_json)[1]).simpleString()
-    given = from_arrow_type(body).simpleString()
+    given = spark_type_of(body).simpleString()
     if wanted == given:
         return None
     return f"the body column is {given}, but avroSchema encodes {wanted}"

@@ -341,11 +341,10 @@ def _source(opts: Options, schema: StructType | None) -> SourceConfig:
 def _check_read_schema(body: BodyFormat, schema: StructType) -> None:
     """A ``.schema(...)`` given to an Avro read must be the one avroSchema gives (Spark does
     not show a user schema to the data source at load(), so this waits for the reader)."""
-    from pyspark.sql.pandas.types import from_arrow_schema
-
+    from pysparksources._core.compat import spark_schema_of
     from pysparksources.eventhubs._avro_read import read_arrow_schema
 
-    expected = from_arrow_schema(read_arrow_schema(body)).simpleString()
+    expected = spark_schema_of(read_arrow_schema(body)).simpleString()
     if schema.simpleString() != expected:
         raise SchemaError(
             NAME,

@@ -2,7 +2,8 @@
 
 Driver (one long-lived process per query run): getDefaultReadLimit -> initialOffset ->
 prepareForTriggerAvailableNow (AvailableNow only) -> latestOffset(start, limit) ->
-reportLatestOffset -> partitions -> commit -> stop. Executors: read(partition).
+reportLatestOffset -> partitions -> commit -> stop. Executors: read(partition). Spark 4.0 and
+4.1 call ``latestOffset()`` alone: ``EngineCalls`` supplies the start and limit there.
 
 Offsets are ``{"<hub>": {"<partition>": next sequence number}}`` (the Scala connector's form);
 a batch reads [start, end) of every partition.
@@ -20,15 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import (
+
+from pysparksources._core.compat import (
     ReadAllAvailable,
     ReadLimit,
     ReadMaxRows,
     ReadMinRows,
     SupportsTriggerAvailableNow,
 )
-
 from pysparksources._core.datasource import read_planned
+from pysparksources._core.engine_calls import EngineCalls
 from pysparksources._core.offsets import canonical_offset, checked_ints, offset_error
 from pysparksources.errors import (
     DataLossError,
@@ -231,6 +233,7 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._store: CheckpointStore | None = None
         self._committed: CommittedPositions | None = None
         self._infos: dict[str, PartitionInfo] = {}
+        self._engine = EngineCalls()
         cfg = self._config
         self._gate = (
             None
@@ -286,7 +289,10 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         meta.settle_group_check()
         self._frozen = {pid: infos[pid].latest for pid in _read_partitions(self._config, infos)}
 
-    def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:
+    def latestOffset(self, start: Offset | None = None, limit: ReadLimit | None = None) -> Offset:
+        start, limit = self._engine.arguments(
+            start, limit, self.initialOffset, self.getDefaultReadLimit
+        )
         cfg = self._config
         begin = _positions_of(cfg, start)
         meta = self._metadata()
@@ -330,6 +336,8 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         else:
             max_rows = None  # ReadAllAvailable
         end = next_end(entered, current, beginnings, max_rows)
+        if max_rows is not None:
+            self._engine.capped(end != next_end(entered, current, beginnings, None))
         if self._frozen is not None and end == begin and self._committed is not None:
             # The run's last trigger: Spark ends the query without calling stop() in time
             # for a write on another thread, so the last positions are written now.
@@ -374,6 +382,7 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return canonical_offset({**report, LAST_ENQUEUED_KEY: times})
 
     def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:
+        self._engine.planned(end)
         begin = _positions_of(self._config, start)
         until = _positions_of(self._config, end)
         # latestOffset fetched these moments ago; read tasks check retention again anyway.
@@ -407,6 +416,7 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._post_committed(_positions_of(self._config, end))
 
     def stop(self) -> None:
+        self._engine.warn_if_cut_short(NAME, "maxEventsPerTrigger")
         if self._committed is not None:
             self._committed.close(min(self._config.operation_timeout_s, _STORE_FLUSH_S))
         if self._store is not None:

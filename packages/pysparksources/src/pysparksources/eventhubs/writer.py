@@ -18,12 +18,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.datasource import (
-    DataSourceArrowWriter,
-    DataSourceStreamArrowWriter,
-    WriterCommitMessage,
-)
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
+from pysparksources._core.compat import DataSourceStreamArrowWriter
 from pysparksources._core.worker_gc import freeze_imports
 from pysparksources.errors import OptionError
 from pysparksources.eventhubs import NAME

@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pyspark.sql.streaming.datasource import (
+from pysparksources._core.compat import (
     ReadAllAvailable,
     ReadLimit,
     ReadMaxBytes,
     ReadMaxFiles,
 )
-
 from pysparksources.errors import UnsupportedError
 from pysparksources.files import NAME
 from pysparksources.files._listing import FileEntry
@@ -52,6 +51,7 @@ class Admission:
     max_cached_files: int
     discard_ratio: float
     cache_enabled: bool = True
+    left_over: bool = False  # the last selection left new files for a later batch
     _unread: list[FileEntry] | None = None
 
     def select(self, limit: ReadLimit, list_new: Callable[[], list[FileEntry]]) -> list[FileEntry]:
@@ -71,13 +71,14 @@ class Admission:
             small = sum(f.size for f in rest) < limit.max_bytes * self.discard_ratio
             self._cache(rest, small)
         elif isinstance(limit, ReadAllAvailable):
-            batch = candidates
+            batch, rest = candidates, []
         else:
             raise UnsupportedError(
                 NAME,
                 f"unsupported read limit {limit!r}; the file source admits files "
                 "(maxFilesPerTrigger) or bytes (maxBytesPerTrigger), not rows",
             )
+        self.left_over = bool(rest)
         return batch
 
     def _cache(self, rest: list[FileEntry], too_small: bool) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pysparksources._core.arrow import json_batches
 from pysparksources._redact import scrubbed
 from pysparksources.errors import (
     CorruptFileError,
@@ -266,12 +267,10 @@ def _json(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> I
     if not any(has_map(fld.type) for fld in wanted):
         lent = LentFile(f)
         try:
-            reader = pj.open_json(
+            reader = json_batches(
                 _decoded(lent, opts.encoding),
-                read_options=pj.ReadOptions(block_size=BLOCK_BYTES),
-                parse_options=pj.ParseOptions(
-                    explicit_schema=read_schema, unexpected_field_behavior="ignore"
-                ),
+                pj.ReadOptions(block_size=BLOCK_BYTES),
+                pj.ParseOptions(explicit_schema=read_schema, unexpected_field_behavior="ignore"),
             )
             for batch in reader:
                 rows += batch.num_rows

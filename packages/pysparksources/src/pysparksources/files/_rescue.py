@@ -19,6 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from pysparksources._core.arrow import json_batches
 from pysparksources.errors import MalformedRecordError
 from pysparksources.files import NAME, _evolution
 from pysparksources.files._conversions import Parsing, conform
@@ -225,12 +226,10 @@ class _Fitter:
         import pyarrow.json as pj
 
         schema = pa.schema([pa.field(fld.name, arrow_read_type(fld.type)) for fld in self.data])
-        reader = pj.open_json(
+        reader = json_batches(
             f,
-            read_options=pj.ReadOptions(block_size=BLOCK_BYTES),
-            parse_options=pj.ParseOptions(
-                explicit_schema=schema, unexpected_field_behavior="infer"
-            ),
+            pj.ReadOptions(block_size=BLOCK_BYTES),
+            pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer"),
         )
         for batch in reader:
             yield self.columns(

@@ -4,7 +4,8 @@ The data source parses the options and builds ``Reader(config, schema)`` (see
 ``_core.datasource``); the constructor refuses a missing folder and a schema Spark's file source
 refuses. Driver (one long-lived process per query run): getDefaultReadLimit -> initialOffset ->
 prepareForTriggerAvailableNow (AvailableNow only) -> latestOffset(start, limit) -> partitions ->
-commit(end) -> stop. Executors: read(partition), which needs nothing but the partition.
+commit(end) -> stop. Executors: read(partition), which needs nothing but the partition. Spark 4.0
+and 4.1 call ``latestOffset()`` alone: ``EngineCalls`` supplies the start and limit there.
 
 The offset is ``{"logId": id, "logOffset": n}``: n is a batch id of the source's own log (see
 source_log), id names that log. The files of batch n are written to the log inside latestOffset,
@@ -26,16 +27,17 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import (
+
+from pysparksources._core.arrow import spark_arrow_schema
+from pysparksources._core.compat import (
     ReadAllAvailable,
     ReadLimit,
     ReadMaxBytes,
     ReadMaxFiles,
     SupportsTriggerAvailableNow,
 )
-
-from pysparksources._core.arrow import spark_arrow_schema
 from pysparksources._core.datasource import read_planned
+from pysparksources._core.engine_calls import EngineCalls
 from pysparksources._core.offsets import canonical_offset, checked_ints, offset_error
 from pysparksources._redact import scrubbed
 from pysparksources.errors import CheckpointError, OptionError, SchemaError
@@ -183,6 +185,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         self._target = _arrow_schema(schema, config)
         self._evolution = evolution_of(config, schema)
         self._state: _DriverState | None = None
+        self._engine = EngineCalls()
 
     def __getstate__(self) -> dict[str, Any]:
         # Executors need only the partition; never ship the lease thread or the seen map.
@@ -347,7 +350,10 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         return [f for f in files if seen.is_new(f.path, f.timestamp)]
 
     @credentials_kept_out("could not find new files")
-    def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:
+    def latestOffset(self, start: Offset | None = None, limit: ReadLimit | None = None) -> Offset:
+        start, limit = self._engine.arguments(
+            start, limit, self.initialOffset, self.getDefaultReadLimit
+        )
         state = self._driver()
         position = self._position(start)
         if position < 0:
@@ -356,6 +362,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
             # Spark plans the batch after ``start`` only once ``start`` is in its commit log.
             state.discovery.committed(position)
         files = state.admission.select(limit, self._new_files)
+        self._engine.capped(state.admission.left_over)
         if files:
             batch_id = state.current + 1
             entries = [LogEntry(f.path, f.timestamp, batch_id, f.size) for f in files]
@@ -404,6 +411,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
 
     @credentials_kept_out("could not plan a batch")
     def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:
+        self._engine.planned(end)
         self._driver()
         # Spark plans a batch only after writing its end offset: that claims the log.
         first, last = self._position(start) + 1, self._position(end)
@@ -478,6 +486,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         return entries
 
     def stop(self) -> None:
+        self._engine.warn_if_cut_short(NAME, "maxFilesPerTrigger or maxBytesPerTrigger")
         if self._state is not None:
             if self._state.discovery is not None:
                 self._state.discovery.close()

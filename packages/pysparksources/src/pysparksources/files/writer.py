@@ -23,13 +23,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from pyspark.sql.datasource import (
-    DataSourceArrowWriter,
-    DataSourceStreamArrowWriter,
-    WriterCommitMessage,
-)
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
 from pysparksources._core.arrow import spark_arrow_schema
+from pysparksources._core.compat import DataSourceStreamArrowWriter
 from pysparksources._core.worker_gc import freeze_imports
 from pysparksources._redact import scrubbed
 from pysparksources.errors import CheckpointError, OptionError

@@ -2,7 +2,8 @@
 
 Driver: getDefaultReadLimit -> initialOffset -> latestOffset(start, limit) -> reportLatestOffset
 -> partitions(start, end) -> commit(end). Executors: read(slice), which needs nothing but the
-slice itself.
+slice itself. Spark 4.0 and 4.1 call ``latestOffset()`` alone: ``EngineCalls`` supplies the
+start and limit there (``_core/engine_calls.py``).
 """
 
 from __future__ import annotations
@@ -13,15 +14,16 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import (
+
+from pysparksources._core.compat import (
     ReadAllAvailable,
     ReadLimit,
     ReadMaxRows,
     ReadMinRows,
     SupportsTriggerAvailableNow,
 )
-
 from pysparksources._core.datasource import read_planned
+from pysparksources._core.engine_calls import EngineCalls
 from pysparksources.errors import UnsupportedError
 from pysparksources.rate import NAME
 from pysparksources.rate._generate import generate
@@ -48,6 +50,7 @@ class RateStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         self._last_start: Offset | None = None
         self._available_now = False
         self._frozen_target: Offset | None = None
+        self._engine = EngineCalls()
 
     def getDefaultReadLimit(self) -> ReadLimit:
         if self._config.max_rows_per_trigger is None:
@@ -72,7 +75,10 @@ class RateStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
             self._frozen_target = self._planner.available_now_target(start, self._clock())
         return self._frozen_target
 
-    def latestOffset(self, start: Offset, limit: ReadLimit) -> Offset:
+    def latestOffset(self, start: Offset | None = None, limit: ReadLimit | None = None) -> Offset:
+        start, limit = self._engine.arguments(
+            start, limit, self.initialOffset, self.getDefaultReadLimit
+        )
         start = self._planner.check(start)
         self._last_start = start
         end = self._available(start)
@@ -80,7 +86,9 @@ class RateStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         if rows <= 0:
             return start if rows < 0 else end
         if isinstance(limit, ReadMaxRows):
-            return self._planner.advance(start, end, limit.max_rows)
+            capped = self._planner.advance(start, end, limit.max_rows)
+            self._engine.capped(capped != end)
+            return capped
         if isinstance(limit, ReadMinRows) and rows < limit.min_rows:
             return start
         if isinstance(limit, (ReadAllAvailable, ReadMinRows)):
@@ -95,6 +103,7 @@ class RateStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         return self._available(self._last_start)
 
     def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:
+        self._engine.planned(end)
         return list(self._planner.slices(self._planner.check(start), self._planner.check(end)))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -102,6 +111,9 @@ class RateStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
 
     def commit(self, end: Offset) -> None:
         """Nothing to release: generated rows need no acknowledgement."""
+
+    def stop(self) -> None:
+        self._engine.warn_if_cut_short(NAME, "maxRowsPerTrigger")
 
 
 class RateBatchReader(DataSourceReader):  # type: ignore[misc]

@@ -28,23 +28,12 @@ from pysparksources.files.reader import _parse_offset
 from pysparksources.rate.config import RateConfig
 from pysparksources.rate.options import parse_options
 from pysparksources.rate.reader import RateStreamReader
+from support.json_values import JSONISH, SCALARS
 
 
 def stream_config(raw: dict[str, str]) -> RateConfig:
     """pyrate's config for a readStream with these options."""
     return parse_options(raw, Use.STREAM_READ)
-
-
-SCALARS = (
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=8)
-)
-JSONISH = st.recursive(
-    SCALARS,
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=12,
-)
 
 
 def _offsets(keys: list[str]) -> st.SearchStrategy[Any]:

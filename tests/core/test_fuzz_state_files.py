@@ -31,17 +31,8 @@ from pysparksources.eventhubs._migrate import parse_connector_offset
 from pysparksources.files._filesystem import resolve
 from pysparksources.files._schema_store import SchemaStore
 from pysparksources.files._source_log import SourceLog
+from support.json_values import JSONISH, SCALARS
 
-SCALARS = (
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=8)
-)
-JSONISH = st.recursive(
-    SCALARS,
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=12,
-)
 DEEP = "[" * 100_000  # json.loads: RecursionError
 # Names that str.isdigit() takes for digits: "²" then fails int(), "٣" and a full-width one
 # are int() 3 and 1.

@@ -21,19 +21,11 @@ from pysparksources.files._discovery_record import (
     write_record,
 )
 from pysparksources.files._filesystem import resolve
+from support.json_values import SCALARS, jsonish
 
 WHERE = "file:///log/discovery.json"
 NOW_MS = 1_800_000_000_000
-SCALARS = (
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=8)
-)
-JSONISH = st.recursive(
-    SCALARS,
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=10,
-)
+JSONISH = jsonish(10)
 KEYS = ("startedMs", "existingListed", "lastBackfillMs")
 
 

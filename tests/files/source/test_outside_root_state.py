@@ -12,9 +12,9 @@ import logging
 from pathlib import Path
 
 import pytest
-from pyspark.sql.streaming.datasource import ReadMaxFiles
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from pysparksources._core.compat import ReadMaxFiles
 from pysparksources._core.option_table import Use
 from pysparksources.errors import CheckpointError
 from pysparksources.files._clean import SourceCleaner

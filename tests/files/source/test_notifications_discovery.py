@@ -317,6 +317,26 @@ def test_the_paths_account_is_known_however_it_is_given(
     assert discovery._foreign(FileEvent("created", "c/in/a.parquet", "acct2")) is not None
 
 
+def test_paths_that_could_climb_out_are_counted_and_logged_by_id(
+    s3: S3Notifications, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A forged key with ``..`` (raw, encoded, double-encoded) names no file of the stream:
+    skipped, counted in ``refusedPaths`` and logged by message id, never read."""
+    s3.upload(f"{s3.root}/in/a.parquet", parquet_bytes(range(2)))
+    s3.upload(f"{s3.root}/secret.parquet", parquet_bytes(range(9)))
+    for key in ("in/../secret.parquet", "in/%2e%2e/secret.parquet", "in/%252e%252e/x.parquet"):
+        s3.sqs.send_message(
+            QueueUrl=s3.queue_url, MessageBody=_s3_record(s3.bucket, f"{s3.root}/{key}")
+        )
+    driver = Driver(s3, tmp_path / "log")
+    with caplog.at_level(logging.WARNING, logger=DISCOVERY_LOG):
+        assert _names(driver.trigger()) == ["a.parquet"]
+    assert driver.counts()["refusedPaths"] == 3
+    lines = [r.getMessage() for r in caplog.records if "could reach outside" in r.getMessage()]
+    assert len(lines) == 1 and "secret" not in lines[0]  # rate-limited, the path never quoted
+    driver.stop()
+
+
 def test_events_of_another_bucket_are_not_the_paths_files(
     s3: S3Notifications, tmp_path: Path
 ) -> None:

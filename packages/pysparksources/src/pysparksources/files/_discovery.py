@@ -22,7 +22,8 @@ looked up again. Every message ends in one of these outcomes:
   ``pathGlobFilter`` filters, a hidden name, a missing file, another storage account or
   bucket, an event type that never makes a file appear), or one whose files were all taken by
   committed batches, is deleted at once; files of another account or bucket are counted
-  (``foreignEvents``) and logged, as they mean a misrouted subscription;
+  (``foreignEvents``) and logged, as they mean a misrouted subscription, and so are paths that
+  could reach outside the source path (``refusedPaths``: ``..``, encoded dots, ...);
 - a message this source does not read (``NotAStorageEvent``: not a storage event, a type or
   shape it does not read, a field of the wrong type) is counted (``unreadableMessages``),
   logged by id and reason (never its body), and deleted, or with ``unreadableMessages=leave``
@@ -67,6 +68,7 @@ from pysparksources.files._notifications import (
 from pysparksources.files._notifications import parse_message as parse_events
 from pysparksources.files._notified_files import look_up
 from pysparksources.files._queues import NotificationQueue, QueueMessage, open_queue
+from pysparksources.files._safe_paths import path_problem
 from pysparksources.files._seen import SeenFiles
 from pysparksources.files._source_files import SourceLister
 from pysparksources.files._source_log import LogEntry
@@ -85,7 +87,7 @@ LEFT_HIDDEN_S = 3600
 LEFT_KEPT = 100_000
 NOT_SHOWN = "<not shown>"
 # What the progress reports under "@notifications" (see reportLatestOffset).
-COUNTS = ("unreadableMessages", "missingFiles", "foreignEvents")
+COUNTS = ("unreadableMessages", "missingFiles", "foreignEvents", "refusedPaths")
 
 
 @dataclass
@@ -277,6 +279,18 @@ class NotificationDiscovery:
                     NAME,
                     shown(message.id),
                     foreign,
+                )
+                continue
+            refused = path_problem(event.path)
+            if refused is not None:  # could reach outside the path, whoever decodes it
+                self._counts["refusedPaths"] += 1
+                self._warnings.warning(
+                    "refused",
+                    "%s: queue message %s names a path that could reach outside the source "
+                    "path (%s): skipped (docs/pyfile-source.md, 'Paths that are never read')",
+                    NAME,
+                    shown(message.id),
+                    refused,
                 )
                 continue
             if not self._selects(event.path):

@@ -140,6 +140,42 @@ def test_available_now_with_a_limit_on_this_line(session: Any, tmp_path: Path) -
 
 
 @CLASSIC_ONLY
+def test_pyeventhub_available_now_with_a_limit_on_this_line(
+    session: Any, eventhubs_emulator_factory: Any, tmp_path: Path
+) -> None:
+    """As for pyfile: 4.2+ reads the 80 events there at the start in batches of at most 30;
+    4.0 and 4.1 read one batch of 30 per run, and the next run reads on."""
+    emulator = eventhubs_emulator_factory(hubs={"now": 2})
+    conn = emulator.connection_string("now")
+    for pid in ("0", "1"):
+        send(conn, [f"{pid}-{i}" for i in range(40)], partition_id=pid)
+    out, ck = tmp_path / "out", tmp_path / "ck"
+
+    def run() -> list[int]:
+        events = (
+            session.readStream.format("pyeventhub")
+            .option("connectionString", conn)
+            .option("startingPosition", "start")
+            .option("maxEventsPerTrigger", 30)
+            .load()
+            .selectExpr("CAST(body AS STRING) AS body")
+        )
+        query = to_parquet(events, out, ck, availableNow=True)
+        query.awaitTermination(300)
+        assert query.exception() is None, query.exception()
+        return [p["numInputRows"] for p in data_batches(query)]
+
+    sizes = run()
+    if ENGINE_ADMISSION_CONTROL:
+        assert sum(sizes) == 80 and max(sizes) <= 30, sizes
+    else:
+        assert sizes == [30], "Spark 4.0/4.1 run one batch under AvailableNow"
+        assert run() == [30], "the next run reads on"
+    bodies = [r.body for r in session.read.parquet(str(out)).collect()]
+    assert len(bodies) == len(set(bodies)) == (80 if ENGINE_ADMISSION_CONTROL else 60)
+
+
+@CLASSIC_ONLY
 def test_pyeventhub_caps_each_batch_and_a_restart_reads_on(
     session: Any, eventhubs_emulator_factory: Any, tmp_path: Path
 ) -> None:

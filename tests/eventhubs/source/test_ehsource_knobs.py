@@ -28,6 +28,7 @@ def _at(entry: dict[str, Any]) -> datetime:
 
 @CLASSIC_ONLY
 @pytest.mark.slow
+@pytest.mark.lines  # the source keeps this clock itself on every Spark line (tests/lines)
 def test_min_events_wait_for_the_minimum_or_the_delay_and_max_still_caps(
     session: Any, eventhubs_emulator: EventHubsEmulator, tmp_path: Path
 ) -> None:

@@ -70,41 +70,14 @@ def test_without_arguments_the_start_is_the_last_planned_end_and_the_limit_the_d
     assert restarted.arguments(None, None, initial, lambda: default)[0] == {"n": 40}
 
 
-class Recorded(logging.Handler):
-    """The engine-calls logger's own records (not through the root logger, which other tests
-    of the same process may have reconfigured)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.lines)
-
-
-@pytest.fixture
-def caplog_engine() -> Any:
-    logger = logging.getLogger("pysparksources._core.engine_calls")
-    handler, disabled = Recorded(), logger.disabled
-    logger.addHandler(handler)
-    logger.disabled = False
-    yield handler
-    logger.removeHandler(handler)
-    logger.disabled = disabled
-
-
-def test_a_run_of_one_capped_batch_warns_at_stop(caplog_engine: Any) -> None:
-    caplog = caplog_engine
+def test_a_run_of_one_capped_batch_warns_at_stop(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING)
     one = EngineCalls()
     one.arguments(None, None, initial, lambda: ReadMaxRows(1))
     one.capped(True)
     one.warn_if_cut_short("pyfile", "maxFilesPerTrigger")
     assert "pyfile: this run read one batch, cut short by maxFilesPerTrigger" in caplog.text
-    caplog.lines.clear()
+    caplog.clear()
     for cut, calls_made in ((False, 1), (True, 2)):
         calls = EngineCalls()
         for _ in range(calls_made):

@@ -1,8 +1,8 @@
 """An import-linter contract type: no import cycle at all among the modules of some packages.
 
 import-linter's ``acyclic_siblings`` compares sibling packages only, so it cannot see a cycle
-that runs through a package's ``__init__`` (``pysparksources`` imports ``_core.worker_python``,
-which imports ``pysparksources`` for its version). This contract looks at the module graph
+that runs through a package's ``__init__`` (``pkg`` imports ``pkg._core.mod``, which imports
+``pkg`` back, say for its version). This contract looks at the module graph
 itself: every direct import counts, lazy ones inside functions and ``TYPE_CHECKING`` ones
 included, and a package is just another module. It reports one shortest cycle per group of
 modules that import each other, with the lines that make it.

@@ -161,7 +161,7 @@ class DatetimePattern(Option[str]):
     """A Spark datetime pattern pyfile can parse (``yyyy-MM-dd HH:mm:ss.SSS``...)."""
 
     def parse(self, text: str) -> str:
-        from pysparksources.files._conversions import check_datetime_pattern
+        from pysparksources.files.values.conversions import check_datetime_pattern
 
         if not check_datetime_pattern(text):
             raise ValueError(
@@ -176,7 +176,7 @@ class Zone(Option[str]):
     """A time zone id; the value is the zone in the form Arrow takes (``+05:30``, ``UTC``)."""
 
     def parse(self, text: str) -> str:
-        from pysparksources.files._zones import check_zone
+        from pysparksources.files.values.zones import check_zone
 
         zone = check_zone(text)
         if zone is None:
@@ -190,7 +190,7 @@ class FileNameGlob(Option[str]):
 
     def parse(self, text: str) -> str:
         from pysparksources.errors import ArgumentError
-        from pysparksources.files._listing import check_glob
+        from pysparksources.files.storage.folder_listing import check_glob
 
         if "/" in text or not text:
             raise ValueError("expected a file-name glob such as *.csv (no '/')")

@@ -3,14 +3,14 @@
 ``options.parse_options`` fills every field from the option table (defaults included); this
 module imports neither, so executor-side code (format readers and writers, planning, the
 manifest) sees only these values. Storage options travel inside the
-:class:`~pysparksources.files._filesystem.FileLocation` values and are never printed.
+:class:`~pysparksources.files.storage.filesystem.FileLocation` values and are never printed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pysparksources.files._filesystem import FileLocation
+from pysparksources.files.storage.filesystem import FileLocation
 
 __all__ = [
     "COMPRESSION_SUFFIXES",
@@ -78,7 +78,7 @@ class ReaderOptions:
 
 @dataclass(frozen=True)
 class InferenceOptions:
-    """How a read without a schema infers one (driver only; see ``_infer``)."""
+    """How a read without a schema infers one (driver only; see ``schema.inference``)."""
 
     infer_types: bool  # csv: inferSchema
     sampling_ratio: float
@@ -94,7 +94,7 @@ RESCUED_DEFAULT = "_rescued_data"
 
 @dataclass(frozen=True)
 class SchemaPolicy:
-    """Where the schema is kept and what columns it lacks do (see ``_evolution``)."""
+    """Where the schema is kept and what columns it lacks do (see ``schema.evolution``)."""
 
     location: FileLocation | None
     hints: str | None

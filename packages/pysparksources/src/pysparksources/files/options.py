@@ -20,12 +20,6 @@ from pysparksources._core.options import Options
 from pysparksources._redact import public_url
 from pysparksources.errors import ArgumentError, OptionError, SchemaError
 from pysparksources.files import NAME
-from pysparksources.files._filesystem import (
-    FileLocation,
-    credentials_kept_out,
-    exclusive_create_problem,
-    resolve,
-)
 from pysparksources.files._option_table import (
     BACKFILL_INTERVAL,
     CLEAN_SOURCE,
@@ -110,6 +104,12 @@ from pysparksources.files.config import (
     SinkConfig,
     SourceConfig,
 )
+from pysparksources.files.storage.filesystem import (
+    FileLocation,
+    credentials_kept_out,
+    exclusive_create_problem,
+    resolve,
+)
 
 __all__ = ["parse_options", "read_schema", "split_glob"]
 
@@ -154,8 +154,8 @@ def read_schema(config: SourceConfig) -> Any:
     infer (Spark's file stream source does so only with spark.sql.streaming.schemaInference).
     With a schemaLocation the schema is inferred once and read from there afterwards.
     """
-    from pysparksources.files._evolution import read_schema_of
-    from pysparksources.files._source_files import require_folder
+    from pysparksources.files.schema.evolution import read_schema_of
+    from pysparksources.files.source.file_index import require_folder
 
     require_folder(config)
     if config.reader.format == "text":
@@ -293,7 +293,11 @@ def _notifications(opts: Options, location: FileLocation) -> NotificationOptions
     import importlib.util
     from urllib.parse import urlsplit
 
-    from pysparksources.files._queues import AZURE_SETTINGS, SQS_SETTINGS, queue_kind
+    from pysparksources.files.source.notifications.queues import (
+        AZURE_SETTINGS,
+        SQS_SETTINGS,
+        queue_kind,
+    )
 
     settings = opts.family(QUEUE)
     if opts.value(DISCOVERY) == "listing":
@@ -351,7 +355,7 @@ def _notifications(opts: Options, location: FileLocation) -> NotificationOptions
 def _schema_policy(
     opts: Options, storage: dict[str, str], path: str, inferred: bool
 ) -> SchemaPolicy:
-    from pysparksources.files._hints import parse_hints
+    from pysparksources.files.schema.hints import parse_hints
 
     location = None
     url = opts.get(SCHEMA_LOCATION)
@@ -406,7 +410,7 @@ def _resolve(opts: Options, option: Option[Any], url: str, storage: dict[str, st
 
 
 def _check_glob(opts: Options, option: Option[Any], pattern: str | None) -> None:
-    from pysparksources.files._listing import check_glob
+    from pysparksources.files.storage.folder_listing import check_glob
 
     if pattern is not None:
         try:
@@ -428,7 +432,7 @@ def _check_archive(opts: Options, source: FileLocation, archive: FileLocation) -
     Archived files land at ``<archive>/<full source path>``; the rule keeps them away from
     whatever the source lists (it is Spark's, checked against Spark in the parity tests).
     """
-    from pysparksources.files._listing import glob_regex
+    from pysparksources.files.storage.folder_listing import glob_regex
 
     if archive.protocol != source.protocol:
         raise opts.error(SOURCE_ARCHIVE_DIR, "must be on the same filesystem as the source path")

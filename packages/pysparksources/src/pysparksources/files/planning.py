@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import InputPartition
 
-from pysparksources.files._filesystem import FileLocation
-from pysparksources.files._formats_read import FileSplit
-from pysparksources.files._listing import partition_values, relative_dir
+from pysparksources.files.formats._read_split import FileSplit
+from pysparksources.files.storage.filesystem import FileLocation
+from pysparksources.files.storage.folder_listing import partition_values, relative_dir
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from pysparksources.files._evolution import Evolution
     from pysparksources.files.config import ReaderOptions
+    from pysparksources.files.schema.evolution import Evolution
 
 __all__ = ["FilePartition", "ReadContext", "max_split_bytes", "plan_partitions"]
 
@@ -38,7 +38,7 @@ class ReadContext:
     reader: ReaderOptions
     corrupt_log: FileLocation | None = None
     batch_id: int = -1
-    evolution: Evolution | None = None  # files fitted to the schema (see _evolution)
+    evolution: Evolution | None = None  # files fitted to the schema (see schema.evolution)
 
     def __repr__(self) -> str:
         return f"ReadContext({self.location!r}, {self.reader.format})"

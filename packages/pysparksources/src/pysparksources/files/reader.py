@@ -42,25 +42,25 @@ from pysparksources._core.offsets import canonical_offset, checked_ints, offset_
 from pysparksources._redact import scrubbed
 from pysparksources.errors import CheckpointError, OptionError, SchemaError
 from pysparksources.files import NAME
-from pysparksources.files._admission import Admission
-from pysparksources.files._clean import SourceCleaner
-from pysparksources.files._discovery import NotificationDiscovery
-from pysparksources.files._evolution import evolution_of
-from pysparksources.files._filesystem import credentials_kept_out, exclusive_create_problem
-from pysparksources.files._formats_read import read_split
-from pysparksources.files._listing import FileEntry
-from pysparksources.files._manifest import committed_files
-from pysparksources.files._rescue import read_evolving
-from pysparksources.files._safe_paths import below
-from pysparksources.files._seen import SeenFiles
-from pysparksources.files._source_files import (
+from pysparksources.files.config import ReaderOptions, SourceConfig
+from pysparksources.files.formats._read_split import read_split
+from pysparksources.files.planning import FilePartition, ReadContext, plan_partitions
+from pysparksources.files.schema.evolution import evolution_of
+from pysparksources.files.schema.rescue import read_evolving
+from pysparksources.files.sink.manifest import committed_files
+from pysparksources.files.source.admission import Admission
+from pysparksources.files.source.clean_source import SourceCleaner
+from pysparksources.files.source.file_index import (
     SourceLister,
     reads_partition_values,
     require_folder,
 )
-from pysparksources.files._source_log import LogEntry, SourceLog, prune
-from pysparksources.files.config import ReaderOptions, SourceConfig
-from pysparksources.files.planning import FilePartition, ReadContext, plan_partitions
+from pysparksources.files.source.notifications.discovery import NotificationDiscovery
+from pysparksources.files.source.seen_files import SeenFiles
+from pysparksources.files.source.source_log import LogEntry, SourceLog, prune
+from pysparksources.files.storage.filesystem import credentials_kept_out, exclusive_create_problem
+from pysparksources.files.storage.folder_listing import FileEntry
+from pysparksources.files.storage.safe_paths import below
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType

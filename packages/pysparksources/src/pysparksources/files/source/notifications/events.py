@@ -20,7 +20,7 @@ Three producers write into the queues pyfile reads with ``discovery=notification
 
 Only what names a file is taken from a message: created or deleted, the path, and the Azure
 account. Sizes, times and sequencers in the message are not read: storage says what a file is
-(``_notified_files``).
+(``file_lookups``).
 
 A storage event that never makes a new file appear (tier changes, restores, tags, ADLS
 ``CreateFile``, which fires before the data is flushed, ...) yields nothing. Anything else, a

@@ -166,7 +166,7 @@ def _offset_text(seconds: int) -> str:
 
 def _zoned_timestamps(column: pa.Array, zone: str) -> pa.Array:
     """Wall time in ``zone`` with its offset: ``2024-05-01T05:00:00.000000-07:00``."""
-    from pysparksources.files._zones import offsets_seconds
+    from pysparksources.files.values.zones import offsets_seconds
 
     utc = pc.cast(column, pa.timestamp("us", tz="UTC"))
     offsets = offsets_seconds(utc, zone)

@@ -29,26 +29,26 @@ from pysparksources.errors import (
     SchemaChangedError,
 )
 from pysparksources.files import NAME
-from pysparksources.files._conversions import Parsing, check_datetime_pattern, conform
-from pysparksources.files._csv_rows import (
+from pysparksources.files.config import ReaderOptions
+from pysparksources.files.formats._csv_records import (
     EscapeSeen,
     EscapeWatch,
     escape_in_quotes,
     spark_csv_batches,
 )
-from pysparksources.files._filesystem import FileLocation
-from pysparksources.files._hybrid_calendar import julian_to_gregorian
-from pysparksources.files._json_rows import arrow_read_type, has_map, python_batches
-from pysparksources.files._lent import LentFile
-from pysparksources.files._malformed import (
+from pysparksources.files.formats._json_values import arrow_read_type, has_map, python_batches
+from pysparksources.files.formats._lent_file import LentFile
+from pysparksources.files.formats._orc_calendar import julian_to_gregorian
+from pysparksources.files.formats._orc_timestamps import OrcTimestamps
+from pysparksources.files.formats._tolerant import (
     CONVERSION_ERRORS,
     FastParse,
     document_batches,
     record_batches,
 )
-from pysparksources.files._orc_timestamps import OrcTimestamps
-from pysparksources.files._zones import session_time_zone
-from pysparksources.files.config import ReaderOptions
+from pysparksources.files.storage.filesystem import FileLocation
+from pysparksources.files.values.conversions import Parsing, check_datetime_pattern, conform
+from pysparksources.files.values.zones import session_time_zone
 
 # (open file, its URL, split, target schema, parsing) -> the split's batches as the target.
 FitSplit = Callable[[Any, str, "FileSplit", pa.Schema, Parsing], Iterator[pa.RecordBatch]]
@@ -279,7 +279,7 @@ def _json(f: Any, split: FileSplit, wanted: pa.Schema, opts: ReaderOptions) -> I
         except pa.ArrowInvalid:
             lent.take_back()  # before the file is read again
             if opts.mode != "FAILFAST":
-                raise  # read on past the malformed records (see _malformed)
+                raise  # read on past the malformed records (see ``_tolerant``)
             f.seek(0)
         finally:
             lent.take_back()
@@ -362,7 +362,7 @@ def read_split(
     fit: FitSplit | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Yield the split's rows as batches of exactly ``target``'s schema; ``fit`` reads the
-    open file instead, when the schema may not fit the files (see ``_rescue``)."""
+    open file instead, when the schema may not fit the files (see ``schema.rescue``)."""
     partition_names = [n for n in target.names if n in split.partition_values]
     data_schema = pa.schema([f for f in target if f.name not in split.partition_values])
     fs = location.filesystem()

@@ -19,7 +19,7 @@ from typing import Any
 
 from pysparksources.errors import CheckpointError
 from pysparksources.files import NAME
-from pysparksources.files._filesystem import FileLocation
+from pysparksources.files.storage.filesystem import FileLocation
 
 __all__ = ["MAX_BYTES", "RECORD", "DiscoveryRecord", "parse_record", "read_record", "write_record"]
 

@@ -41,7 +41,7 @@ from pyspark.sql.types import (
 
 from pysparksources.errors import SchemaError
 from pysparksources.files import NAME
-from pysparksources.files._conversions import JAVA_DOUBLE
+from pysparksources.files.values.conversions import JAVA_DOUBLE
 
 __all__ = [
     "arrow_to_spark",

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from pysparksources.errors import MalformedRecordError
 from pysparksources.files import NAME
-from pysparksources.files._conversions import EPOCH_MARK, spark_decimal
+from pysparksources.files.values.conversions import EPOCH_MARK, spark_decimal
 
 # The read type of TIMESTAMP text in JSON (see arrow_read_type).
 TIMESTAMP_TEXT = pa.large_string()

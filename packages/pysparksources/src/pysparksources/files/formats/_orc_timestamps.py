@@ -11,7 +11,7 @@ writer's truncation of seconds). Spark then keeps the local date-time of the
 in ``java.time``'s zones (see :func:`_legacy_to_modern`). Spark's session time zone plays no
 part, nor does the Python process's ``TZ``.
 
-pyarrow reads the stored seconds (see _orc_tail); each stripe's values are converted
+pyarrow reads the stored seconds (see ``_orc_tail``); each stripe's values are converted
 here with that stripe's writer zone and the zone of the JVM Spark's executor runs in
 (:func:`jvm_default_zone`).
 
@@ -31,8 +31,8 @@ import pyarrow as pa
 
 from pysparksources.errors import MalformedRecordError
 from pysparksources.files import NAME
-from pysparksources.files._orc_tail import LIST, MAP, STRUCT, TIMESTAMP, OrcTail, read_tail
-from pysparksources.files._zones import (
+from pysparksources.files.formats._orc_tail import LIST, MAP, STRUCT, TIMESTAMP, OrcTail, read_tail
+from pysparksources.files.values.zones import (
     check_zone,
     instants_from_wall_times,
     jvm_default_zone,

@@ -28,21 +28,21 @@ import pyarrow as pa
 
 from pysparksources.errors import MalformedRecordError
 from pysparksources.files import NAME
-from pysparksources.files._conversions import Parsing, conform
-from pysparksources.files._csv_rows import (
+from pysparksources.files.config import ReaderOptions
+from pysparksources.files.formats._csv_records import (
     escape_in_quotes,
     spark_csv_records,
     split_records,
     text_lines,
     whole_text,
 )
-from pysparksources.files._json_rows import (
+from pysparksources.files.formats._json_values import (
     RawTextNeeded,
     arrow_read_type,
     json_objects,
     json_value,
 )
-from pysparksources.files.config import ReaderOptions
+from pysparksources.files.values.conversions import Parsing, conform
 
 __all__ = ["CONVERSION_ERRORS", "FastParse", "document_batches", "record_batches"]
 

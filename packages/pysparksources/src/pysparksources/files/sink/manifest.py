@@ -33,9 +33,9 @@ from urllib.parse import unquote
 from pysparksources._core.checkpoint import log_number
 from pysparksources.errors import CheckpointError
 from pysparksources.files import NAME
-from pysparksources.files._filesystem import FileLocation, create_exclusive, resolve
-from pysparksources.files._listing import modification_ms
 from pysparksources.files.config import SINK_COMPACT_INTERVAL, ManifestRetention
+from pysparksources.files.storage.filesystem import FileLocation, create_exclusive, resolve
+from pysparksources.files.storage.folder_listing import modification_ms
 
 __all__ = [
     "METADATA_DIR",

@@ -3,7 +3,7 @@
 Driver, at ``load()``: :func:`read_schema_of` infers the schema (or reads the latest version
 from ``schemaLocation``, recording version 0 at the first start), applies ``schemaHints`` and
 adds the rescued-data column. Executors: :func:`read_evolving` reads a file by its own columns
-and fits them to the query's schema (see ``_rescue``); columns the schema lacks then do what
+and fits them to the query's schema (see ``rescue``); columns the schema lacks then do what
 ``schemaEvolutionMode`` says:
 
 - ``addNewColumns``: the columns (typed by inference on that file) are appended to the latest
@@ -23,12 +23,12 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from pysparksources.errors import SchemaChangedError, SchemaError
 from pysparksources.files import NAME
-from pysparksources.files._filesystem import FileLocation
-from pysparksources.files._hints import apply_hints, parse_hints
-from pysparksources.files._infer import infer_files, infer_schema
-from pysparksources.files._listing import FileEntry
-from pysparksources.files._schema_store import SchemaStore
 from pysparksources.files.config import InferenceOptions, ReaderOptions, SourceConfig
+from pysparksources.files.schema.hints import apply_hints, parse_hints
+from pysparksources.files.schema.inference import infer_files, infer_schema
+from pysparksources.files.schema.store import SchemaStore
+from pysparksources.files.storage.filesystem import FileLocation
+from pysparksources.files.storage.folder_listing import FileEntry
 
 __all__ = ["Evolution", "effective_schema", "evolution_of", "read_schema_of", "step_hook"]
 

@@ -5,7 +5,7 @@ storage; a failure is logged and never fails the query, as in Spark. A file alre
 batch cleaned again after a restart) is skipped quietly. Archived files keep their
 full path under sourceArchiveDir (``/in/a/f.csv`` -> ``<archive>/in/a/f.csv``).
 
-Only files below the source's folder are ever deleted or moved (the rule of ``_safe_paths``):
+Only files below the source's folder are ever deleted or moved (the rule of ``storage.safe_paths``):
 the paths come from the source log, a file another process could have edited.
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 
 from pysparksources._redact import scrubbed
 from pysparksources.files import NAME
-from pysparksources.files._filesystem import FileLocation
-from pysparksources.files._safe_paths import below
+from pysparksources.files.storage.filesystem import FileLocation
+from pysparksources.files.storage.safe_paths import below
 
 __all__ = ["SourceCleaner"]
 

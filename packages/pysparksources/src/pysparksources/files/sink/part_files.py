@@ -17,9 +17,9 @@ import pyarrow.compute as pc
 
 from pysparksources.errors import OptionError
 from pysparksources.files import NAME
-from pysparksources.files._hive import check_partition_types
-from pysparksources.files._render import concatenated, csv_header, csv_lines, json_lines
 from pysparksources.files.config import COMPRESSION_SUFFIXES, SinkConfig
+from pysparksources.files.storage.partition_folders import check_partition_types
+from pysparksources.files.values.rendering import concatenated, csv_header, csv_lines, json_lines
 
 __all__ = ["PartFile", "check_schema", "file_suffix", "open_part"]
 

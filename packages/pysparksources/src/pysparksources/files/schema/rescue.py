@@ -1,6 +1,6 @@
 """Reading a file by its own columns, then fitting them to the query's schema.
 
-Used when the schema may not fit the files (see ``_evolution``): a value goes to its column
+Used when the schema may not fit the files (see ``evolution``): a value goes to its column
 when the file's column has the schema's exact name and the value converts to the schema's
 type; otherwise (a column the schema lacks, a name that differs only by case, a value of
 another type) it goes to the rescued-data column, a JSON object keyed by the file's column
@@ -21,11 +21,15 @@ import pyarrow as pa
 
 from pysparksources._core.arrow import json_batches
 from pysparksources.errors import MalformedRecordError
-from pysparksources.files import NAME, _evolution
-from pysparksources.files._conversions import Parsing, conform
-from pysparksources.files._csv_rows import records_as_configured, text_lines, whole_text
-from pysparksources.files._evolution import Evolution, new_columns_found
-from pysparksources.files._formats_read import (
+from pysparksources.files import NAME
+from pysparksources.files.formats._csv_records import records_as_configured, text_lines, whole_text
+from pysparksources.files.formats._json_values import (
+    arrow_read_type,
+    has_map,
+    json_objects,
+    json_value,
+)
+from pysparksources.files.formats._read_split import (
     BATCH_ROWS,
     BLOCK_BYTES,
     FileSplit,
@@ -33,8 +37,10 @@ from pysparksources.files._formats_read import (
     csv_string_batches,
     natural_batches,
 )
-from pysparksources.files._json_rows import arrow_read_type, has_map, json_objects, json_value
-from pysparksources.files._malformed import CONVERSION_ERRORS
+from pysparksources.files.formats._tolerant import CONVERSION_ERRORS
+from pysparksources.files.schema import evolution as _evolution
+from pysparksources.files.schema.evolution import Evolution, new_columns_found
+from pysparksources.files.values.conversions import Parsing, conform
 
 __all__ = ["FILE_PATH_KEY", "read_evolving"]
 

@@ -16,10 +16,11 @@ tests/files_source/test_spark_parity_source.py):
 Partition values come from the ``col=value`` names nearest to each file, and only for a path
 without a glob (Spark reads none through a glob).
 
-Every file's path below the folder must pass :func:`~pysparksources.files._safe_paths.path_problem`
-(no ``..``, empty or dot segments, backslashes, or encoded forms of them), and a glob's matched
-folders obey the hidden-name rule as listed folders do; :func:`selects` applies the same rules
-to the one path a notification names, so no event can reach outside the folder.
+Every file's path below the folder must pass
+:func:`~pysparksources.files.storage.safe_paths.path_problem` (no ``..``, empty or dot segments,
+backslashes, or encoded forms of them), and a glob's matched folders obey the hidden-name rule
+as listed folders do; :func:`selects` applies the same rules to the one path a notification
+names, so no event can reach outside the folder.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any
 from pysparksources._redact import safe_url
 from pysparksources.errors import ArgumentError, PartitionLayoutError
 from pysparksources.files import NAME
-from pysparksources.files._safe_paths import below, path_problem
+from pysparksources.files.storage.safe_paths import below, path_problem
 
 __all__ = [
     "FileEntry",

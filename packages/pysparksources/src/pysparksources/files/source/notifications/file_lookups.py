@@ -16,8 +16,8 @@ from typing import Any
 from pysparksources._redact import NOT_SHOWN, showable
 from pysparksources.errors import ServiceError
 from pysparksources.files import NAME
-from pysparksources.files._filesystem import FileLocation
-from pysparksources.files._listing import FileEntry, modification_ms
+from pysparksources.files.storage.filesystem import FileLocation
+from pysparksources.files.storage.folder_listing import FileEntry, modification_ms
 
 __all__ = ["CONCURRENCY", "look_up"]
 

@@ -2,7 +2,7 @@
 
 Text formats hand over strings for the types they cannot type themselves (timestamps, dates,
 booleans, JSON's base64 binary); those are parsed here the way Spark's csv/json readers parse
-them. Zone-less timestamps are wall times in the reader's zone (see :mod:`_zones`). Nested
+them. Zone-less timestamps are wall times in the reader's zone (see :mod:`zones`). Nested
 columns (structs, arrays, maps) are converted child by child.
 """
 
@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from pysparksources.errors import MalformedRecordError
 from pysparksources.files import NAME
-from pysparksources.files._zones import instants_from_wall_times
+from pysparksources.files.values.zones import instants_from_wall_times
 
 __all__ = [
     "EPOCH_MARK",
@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 # Starts the text of a TIMESTAMP a JSON file gave as a number: microseconds since the epoch
-# follow (see _json_rows); text never holds it otherwise (JSON text has no raw NUL).
+# follow (see formats._json_values); text never holds it otherwise (JSON text has no raw NUL).
 
 EPOCH_MARK = "\x00"
 # java.math.BigDecimal's syntax, which Spark's readers parse decimals with (no spaces, no NaN).

@@ -18,8 +18,8 @@ from typing import Any
 
 from pysparksources.errors import MalformedRecordError, SchemaError
 from pysparksources.files import NAME
-from pysparksources.files._csv_rows import escape_in_quotes, record_parser
 from pysparksources.files.config import ReaderOptions
+from pysparksources.files.formats._csv_records import escape_in_quotes, record_parser
 
 __all__ = [
     "BLOCK_BYTES",
@@ -204,7 +204,7 @@ def csv_records(
     f: Any, opts: ReaderOptions, budget: Budget, where: str
 ) -> Iterator[tuple[list[str | None], str]]:
     """Every record of a csv file (the header too): values and text, as
-    :func:`~pysparksources.files._csv_rows.records_as_configured` gives them, streamed.
+    :func:`~pysparksources.files.formats._csv_records.records_as_configured` gives them, streamed.
 
     With multiLine a record may span lines: each block's last record is held back and parsed
     again with the next block, as the block may have cut it.

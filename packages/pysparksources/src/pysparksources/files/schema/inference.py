@@ -3,8 +3,8 @@
 Runs on the driver at ``load()``. The sample is the first files by path, at most
 ``schemaSampleFiles`` of them, read until ``schemaSampleBytes`` are read (Spark reads every
 file; on a small folder the two are the same). No file is held whole: text is streamed a
-block and a record at a time, footers are checked for size first (``_sample_text``,
-``_footers``). Per format, as Spark infers:
+block and a record at a time, footers are checked for size first (``formats._sample_text``,
+``formats._footers``). Per format, as Spark infers:
 
 - parquet and orc: the first file's footer, or every sampled footer merged (``mergeSchema``);
 - json: every record's type (a fraction with ``samplingRatio``), fields sorted by name, a
@@ -36,9 +36,19 @@ from pyspark.sql.types import (
 from pysparksources._redact import scrubbed
 from pysparksources.errors import CorruptFileError, SchemaError
 from pysparksources.files import NAME
-from pysparksources.files._filesystem import FileLocation
-from pysparksources.files._footers import FOOTER_LIMIT, footer_size
-from pysparksources.files._infer_types import (
+from pysparksources.files.config import InferenceOptions, ReaderOptions, SourceConfig
+from pysparksources.files.formats._footers import FOOTER_LIMIT, footer_size
+from pysparksources.files.formats._json_values import json_objects
+from pysparksources.files.formats._sample_text import (
+    Budget,
+    csv_records,
+    json_document_records,
+    json_lines,
+    line_blocks,
+)
+from pysparksources.files.storage.filesystem import FileLocation
+from pysparksources.files.storage.folder_listing import FileEntry, partition_spec, relative_dir
+from pysparksources.files.values.inferred_types import (
     arrow_to_spark,
     canonical,
     csv_token_type,
@@ -47,16 +57,6 @@ from pysparksources.files._infer_types import (
     merge_partition,
     partition_value_type,
 )
-from pysparksources.files._json_rows import json_objects
-from pysparksources.files._listing import FileEntry, partition_spec, relative_dir
-from pysparksources.files._sample_text import (
-    Budget,
-    csv_records,
-    json_document_records,
-    json_lines,
-    line_blocks,
-)
-from pysparksources.files.config import InferenceOptions, ReaderOptions, SourceConfig
 
 __all__ = ["infer_files", "infer_schema"]
 
@@ -67,7 +67,7 @@ _DIGITS = bytes(ord("0") if chr(b).isdigit() and b < 128 else ord("x") for b in 
 
 def infer_schema(config: SourceConfig) -> StructType:
     """The schema of the files under the source's path; :class:`SchemaError` if none can be."""
-    from pysparksources.files._source_files import SourceLister, describe
+    from pysparksources.files.source.file_index import SourceLister, describe
 
     files = SourceLister(config).files()
     if not files:
@@ -470,7 +470,7 @@ _INFER = {
 
 # -- partition folders and names ----------------------------------------------------------
 def _with_partitions(config: SourceConfig, data: StructType, files: list[FileEntry]) -> StructType:
-    from pysparksources.files._source_files import reads_partition_values
+    from pysparksources.files.source.file_index import reads_partition_values
 
     if not reads_partition_values(config):
         return data

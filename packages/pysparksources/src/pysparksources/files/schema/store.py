@@ -20,7 +20,7 @@ from pyspark.sql.types import StructType
 from pysparksources._core.checkpoint import log_number
 from pysparksources.errors import CheckpointError
 from pysparksources.files import NAME
-from pysparksources.files._filesystem import FileLocation, create_exclusive
+from pysparksources.files.storage.filesystem import FileLocation, create_exclusive
 
 __all__ = ["SchemaStore", "SchemaVersion"]
 

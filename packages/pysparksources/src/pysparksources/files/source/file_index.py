@@ -1,7 +1,8 @@
 """The files of a pyfile source: the folder that must exist, what is listed, what is read.
 
-A plain folder (or glob) is listed by Spark's rules (``_listing``); a folder holding a file
-sink's ``_spark_metadata`` is read through its manifest, as Spark's MetadataLogFileIndex does.
+A plain folder (or glob) is listed by Spark's rules (``storage.folder_listing``); a folder
+holding a file sink's ``_spark_metadata`` is read through its manifest, as Spark's
+MetadataLogFileIndex does.
 Shared by the readers and by schema inference.
 """
 
@@ -12,11 +13,11 @@ from typing import Any
 
 from pysparksources.errors import CheckpointError, OptionError
 from pysparksources.files import NAME
-from pysparksources.files._filesystem import FileLocation, credentials_kept_out
-from pysparksources.files._listing import FileEntry, list_files
-from pysparksources.files._manifest import CommittedFiles, ManifestLog, uri_to_url
-from pysparksources.files._safe_paths import below
 from pysparksources.files.config import SourceConfig
+from pysparksources.files.sink.manifest import CommittedFiles, ManifestLog, uri_to_url
+from pysparksources.files.storage.filesystem import FileLocation, credentials_kept_out
+from pysparksources.files.storage.folder_listing import FileEntry, list_files
+from pysparksources.files.storage.safe_paths import below
 
 __all__ = ["METADATA_DIR", "SourceLister", "describe", "reads_partition_values", "require_folder"]
 

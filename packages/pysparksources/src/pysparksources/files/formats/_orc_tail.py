@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from pysparksources.errors import MalformedRecordError
 from pysparksources.files import NAME
-from pysparksources.files._orc_codecs import Compression, decompress, stored_chunks
+from pysparksources.files.formats._orc_codecs import Compression, decompress, stored_chunks
 
 __all__ = ["LIST", "MAP", "STRUCT", "TIMESTAMP", "OrcTail", "OrcType", "read_tail"]
 

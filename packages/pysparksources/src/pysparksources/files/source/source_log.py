@@ -50,8 +50,8 @@ from typing import Any
 from pysparksources._core.checkpoint import log_number
 from pysparksources.errors import CheckpointError, SourceLogInUseError
 from pysparksources.files import NAME
-from pysparksources.files._filesystem import FileLocation, create_exclusive
-from pysparksources.files._listing import modification_ms
+from pysparksources.files.storage.filesystem import FileLocation, create_exclusive
+from pysparksources.files.storage.folder_listing import modification_ms
 
 __all__ = [
     "CLEANUP_DELAY_MS",

@@ -6,7 +6,7 @@ a queue is what a message is trusted with, and when it may be deleted.
 
 A message names files; storage says what they are. Each file a creation names (in the path,
 of the path's storage account or bucket, not taken yet) is looked up once
-(``_notified_files``): its size and modification time come from the filesystem, as a listing
+(``file_lookups``): its size and modification time come from the filesystem, as a listing
 would have given them, and a file that is not there is skipped and counted (``missingFiles``),
 as listing mode would never have seen it. A deletion has a file still waiting for a batch
 looked up again. Every message ends in one of these outcomes:
@@ -36,7 +36,7 @@ The counts are in the source's progress (``reportLatestOffset``), since the quer
 ``includeExistingFiles`` lists the path at the start of a fresh stream (again at each start
 until every file of that listing is in the log, so a crash loses none) and ``backfillInterval``
 lists it now and then for files whose notification never came; both feed the same pending
-files. ``discovery.json`` in the source log folder (``_discovery_record``) remembers across
+files. ``discovery.json`` in the source log folder (``discovery_record``) remembers across
 runs when the stream started (files older are not "existing" backfills when
 ``includeExistingFiles`` is false), whether the first listing is done and when the last
 backfill ran.
@@ -52,28 +52,32 @@ from typing import Any
 
 from pysparksources.errors import ArgumentError, OptionError, ServiceError
 from pysparksources.files import NAME
-from pysparksources.files._discovery_record import (
+from pysparksources.files.config import NotificationOptions, SourceConfig
+from pysparksources.files.source.file_index import SourceLister
+from pysparksources.files.source.notifications.discovery_record import (
     RECORD,
     DiscoveryRecord,
     read_record,
     write_record,
 )
-from pysparksources.files._listing import FileEntry, selects
-from pysparksources.files._notifications import (
+from pysparksources.files.source.notifications.events import (
     DELETED,
     FileEvent,
     NotAStorageEvent,
     shown,
 )
-from pysparksources.files._notifications import parse_message as parse_events
-from pysparksources.files._notified_files import look_up
-from pysparksources.files._queues import NotificationQueue, QueueMessage, open_queue
-from pysparksources.files._safe_paths import path_problem
-from pysparksources.files._seen import SeenFiles
-from pysparksources.files._source_files import SourceLister
-from pysparksources.files._source_log import LogEntry
-from pysparksources.files._throttled_log import ThrottledLog
-from pysparksources.files.config import NotificationOptions, SourceConfig
+from pysparksources.files.source.notifications.events import parse_message as parse_events
+from pysparksources.files.source.notifications.file_lookups import look_up
+from pysparksources.files.source.notifications.queues import (
+    NotificationQueue,
+    QueueMessage,
+    open_queue,
+)
+from pysparksources.files.source.notifications.throttled_log import ThrottledLog
+from pysparksources.files.source.seen_files import SeenFiles
+from pysparksources.files.source.source_log import LogEntry
+from pysparksources.files.storage.folder_listing import FileEntry, selects
+from pysparksources.files.storage.safe_paths import path_problem
 
 __all__ = ["COUNTS", "LEFT_HIDDEN_S", "RECEIVE_CAP", "NotificationDiscovery"]
 

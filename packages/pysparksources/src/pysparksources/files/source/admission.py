@@ -19,8 +19,8 @@ from pysparksources._core.compat import (
 )
 from pysparksources.errors import UnsupportedError
 from pysparksources.files import NAME
-from pysparksources.files._listing import FileEntry
-from pysparksources.files._seen import SeenFiles
+from pysparksources.files.source.seen_files import SeenFiles
+from pysparksources.files.storage.folder_listing import FileEntry
 
 __all__ = ["Admission", "order_files", "take_by_bytes"]
 

@@ -16,7 +16,7 @@ from pyspark.sql.datasource import InputPartition
 
 from pysparksources.files.formats._read_split import FileSplit
 from pysparksources.files.storage.filesystem import FileLocation
-from pysparksources.files.storage.folder_listing import partition_values, relative_dir
+from pysparksources.files.storage.partition_folders import partition_values, relative_dir
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -47,6 +47,7 @@ from pysparksources.files.formats._tolerant import (
     record_batches,
 )
 from pysparksources.files.storage.filesystem import FileLocation
+from pysparksources.files.storage.partition_folders import NULL_PARTITION
 from pysparksources.files.values.conversions import Parsing, check_datetime_pattern, conform
 from pysparksources.files.values.zones import session_time_zone
 
@@ -84,7 +85,7 @@ def constant_column(
     value: str | None, target: pa.DataType, length: int, parsing: Parsing
 ) -> pa.Array:
     """A partition column: the folder's value on every row."""
-    if value is None or value == "__HIVE_DEFAULT_PARTITION__":
+    if value is None or value == NULL_PARTITION:
         return pa.nulls(length, target)
     return conform(pa.array([value] * length, pa.string()), target, parsing)
 

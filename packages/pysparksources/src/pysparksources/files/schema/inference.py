@@ -47,7 +47,12 @@ from pysparksources.files.formats._sample_text import (
     line_blocks,
 )
 from pysparksources.files.storage.filesystem import FileLocation
-from pysparksources.files.storage.folder_listing import FileEntry, partition_spec, relative_dir
+from pysparksources.files.storage.folder_listing import FileEntry
+from pysparksources.files.storage.partition_folders import (
+    NULL_PARTITION,
+    partition_spec,
+    relative_dir,
+)
 from pysparksources.files.values.inferred_types import (
     arrow_to_spark,
     canonical,
@@ -491,7 +496,7 @@ def _with_partitions(config: SourceConfig, data: StructType, files: list[FileEnt
                 "must be as deep in the same col=value folders",
             )
         for (_, raw), column in zip(spec, columns, strict=True):
-            value = None if raw == "__HIVE_DEFAULT_PARTITION__" else raw
+            value = None if raw == NULL_PARTITION else raw
             found = partition_value_type(value)
             types[column] = merge_partition(types[column], found) if column in types else found
     if not columns:

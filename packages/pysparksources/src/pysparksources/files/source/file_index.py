@@ -1,9 +1,10 @@
-"""The files of a pyfile source: the folder that must exist, what is listed, what is read.
+"""The files a pyfile source reads now: a folder's listing, or a file sink's manifest.
 
 A plain folder (or glob) is listed by Spark's rules (``storage.folder_listing``); a folder
 holding a file sink's ``_spark_metadata`` is read through its manifest, as Spark's
-MetadataLogFileIndex does.
-Shared by the readers and by schema inference.
+MetadataLogFileIndex does. Shared by the readers and by schema inference, with the check that
+the folder exists at query start. (New files named by storage events instead of a listing:
+``notifications.discovery``.)
 """
 
 from __future__ import annotations

@@ -1,10 +1,13 @@
-"""List a source's files the way Spark's streaming file index does, on any fsspec filesystem.
+"""One listing of a folder or glob, by the rules of Spark's file index, on any fsspec filesystem.
 
-Spark lists every folder below the source path (globs expanded first), skips files and folders
-whose names start with ``_`` or ``.`` (``_``-names holding ``=`` are partition folders and
-stay) and applies ``pathGlobFilter`` to file names. Which of those files a stream reads follows
-Spark's partition discovery (checked against Spark's own file source in
-tests/files_source/test_spark_parity_source.py):
+Which files a source reads (this listing, or a file sink's manifest) is ``source.file_index``'s
+job; files named by storage events are ``source.notifications.discovery``'s.
+
+Spark lists every folder below the source path (globs expanded first), skips files and
+folders whose names start with ``_`` or ``.`` (``_``-names holding ``=`` are partition folders
+and stay) and applies ``pathGlobFilter`` to file names. Which of those files a stream reads
+follows Spark's partition discovery (checked against Spark's own file source in
+tests/files/source/test_spark_parity_source.py):
 
 - with ``recursiveFileLookup``, every file;
 - when the folders holding files are ``col=value`` partition folders, every file (in nested
@@ -13,8 +16,8 @@ tests/files_source/test_spark_parity_source.py):
 - otherwise only the files directly in the path (or in each folder a glob matches, or the
   files a glob matches): plain subfolders are not read.
 
-Partition values come from the ``col=value`` names nearest to each file, and only for a path
-without a glob (Spark reads none through a glob).
+Partition values come from the ``col=value`` names nearest to each file
+(``partition_folders``), and only for a path without a glob (Spark reads none through a glob).
 
 Every file's path below the folder must pass
 :func:`~pysparksources.files.storage.safe_paths.path_problem` (no ``..``, empty or dot segments,
@@ -35,6 +38,7 @@ from typing import Any
 from pysparksources._redact import safe_url
 from pysparksources.errors import ArgumentError, PartitionLayoutError
 from pysparksources.files import NAME
+from pysparksources.files.storage.partition_folders import partition_spec, relative_dir
 from pysparksources.files.storage.safe_paths import below, path_problem
 
 __all__ = [
@@ -44,8 +48,6 @@ __all__ = [
     "is_hidden",
     "list_files",
     "modification_ms",
-    "partition_spec",
-    "partition_values",
     "selects",
 ]
 
@@ -137,44 +139,6 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         return re.compile("".join(out) + r"\Z", re.DOTALL)
     except re.error as error:  # e.g. an empty class [] or a reversed range [z-a]
         raise ArgumentError(NAME, f"not a valid glob pattern: {error}") from None
-
-
-def _column(name: str) -> tuple[str, str] | None:
-    key, sep, value = name.partition("=")
-    if not sep or not key:
-        return None
-    from urllib.parse import unquote
-
-    return unquote(key), unquote(value)
-
-
-def partition_spec(relative_dir: str) -> tuple[list[tuple[str, str]], str]:
-    """Spark's partition parsing of one folder below the base: its ``col=value`` columns, and
-    the folder they hang from ('' for the base itself).
-
-    Walking up from the folder, names without ``=`` are passed over until a column is found;
-    the first one after that ends the run (``a=1/x/b=2`` has the column b, hanging from
-    ``a=1/x``). A folder with no column hangs from itself.
-    """
-    parts = [p for p in relative_dir.split("/") if p]
-    columns: list[tuple[str, str]] = []
-    i = len(parts)
-    while i > 0:
-        column = _column(parts[i - 1])
-        if column is None:
-            if columns:
-                break
-        else:
-            columns.append(column)
-        i -= 1
-    if not columns:
-        return [], "/".join(parts)
-    return columns[::-1], "/".join(parts[:i])
-
-
-def partition_values(relative_dir: str) -> dict[str, str]:
-    """The partition columns of the files in a folder below the base, outermost first."""
-    return dict(partition_spec(relative_dir)[0])
 
 
 def _visible(relative: str) -> bool:
@@ -392,10 +356,3 @@ def _partitioned(leaves: set[tuple[str, str]]) -> bool:
             "folder must have the same col=value levels",
         )
     return True
-
-
-def relative_dir(base: str, path: str) -> str:
-    """The folder part of ``path`` below ``base`` (for partition values)."""
-    base_norm = base.rstrip("/") + "/"
-    rel = path[len(base_norm) :] if path.startswith(base_norm) else path
-    return posixpath.dirname(rel)

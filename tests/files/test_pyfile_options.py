@@ -77,6 +77,7 @@ def test_source_defaults_come_from_the_table(tmp_path: Path) -> None:
         ignore_missing_files=False,
         mode="PERMISSIVE",
         corrupt_column="_corrupt_record",
+        format_options={},
     )
 
 

@@ -95,7 +95,6 @@ from pysparksources.files._option_table import (
     WRITE_FORMAT_OPTIONS,
 )
 from pysparksources.files.config import (
-    TEXT_SCHEMA,
     InferenceOptions,
     ManifestRetention,
     NotificationOptions,
@@ -104,6 +103,7 @@ from pysparksources.files.config import (
     SinkConfig,
     SourceConfig,
 )
+from pysparksources.files.formats import FileFormat, format_named
 from pysparksources.files.storage.filesystem import (
     FileLocation,
     credentials_kept_out,
@@ -111,7 +111,7 @@ from pysparksources.files.storage.filesystem import (
     resolve,
 )
 
-__all__ = ["parse_options", "read_schema", "split_glob"]
+__all__ = ["format_values", "parse_options", "read_schema", "split_glob"]
 
 # Hadoop's glob characters; a backslash escape also makes a path a glob, as in Spark.
 _GLOB_CHARS = re.compile(r"[*?\[{\\]")
@@ -147,7 +147,7 @@ def parse_options(
 
 
 def read_schema(config: SourceConfig) -> Any:
-    """The schema of a read without ``.schema(...)``: text has one, the others are inferred.
+    """The schema of a read without ``.schema(...)``: a format's fixed schema (text), or inferred.
 
     Spark asks only for reads without a schema, at ``load()``: a missing folder, or one with
     no file to infer from, fails there. A stream and a batch read look the same here, so both
@@ -158,9 +158,8 @@ def read_schema(config: SourceConfig) -> Any:
     from pysparksources.files.source.file_index import require_folder
 
     require_folder(config)
-    if config.reader.format == "text":
-        return TEXT_SCHEMA
-    return read_schema_of(config)
+    fixed = format_named(config.reader.format).fixed_schema
+    return fixed if fixed is not None else read_schema_of(config)
 
 
 # -- the source ---------------------------------------------------------------------------
@@ -182,6 +181,12 @@ def _check_format_options(
         for option in options:
             if opts.has(option) and option not in allowed:
                 raise opts.error(option, f"this option does not apply to format {fmt}")
+
+
+def format_values(opts: Options, fmt: FileFormat, use: Use) -> dict[str, Any]:
+    """The values of the options ``fmt`` declares itself for ``use``, by name (given, or
+    their defaults), for the format to read."""
+    return {option.name: opts.get(option) for option in fmt.declared_options if option.uses & use}
 
 
 def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
@@ -208,6 +213,7 @@ def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
         ignore_missing_files=opts.value(IGNORE_MISSING_FILES),
         mode=opts.value(MODE),
         corrupt_column=opts.value(CORRUPT_RECORD_COLUMN),
+        format_options=format_values(opts, format_named(fmt), Use.READ),
     )
 
 
@@ -481,6 +487,7 @@ def _sink(opts: Options, column_names: list[str]) -> SinkConfig:
             cleanup_delay_ms=int(1000 * opts.value(LOG_CLEANUP_DELAY)),
             output_ttl_ms=_millis(opts.get(OUTPUT_RETENTION)),
         ),
+        format_options=format_values(opts, format_named(fmt), Use.WRITE),
     )
 
 

@@ -11,8 +11,6 @@ value equal to ``nullValue`` (quoted or not).
 
 from __future__ import annotations
 
-import contextlib
-import io
 import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -22,6 +20,7 @@ import pyarrow as pa
 
 from pysparksources.errors import MalformedRecordError
 from pysparksources.files import NAME
+from pysparksources.files.formats._text_input import text_lines, whole_text
 
 if TYPE_CHECKING:
     from pysparksources.files.config import ReaderOptions
@@ -35,8 +34,6 @@ __all__ = [
     "spark_csv_batches",
     "spark_csv_records",
     "split_records",
-    "text_lines",
-    "whole_text",
 ]
 
 
@@ -146,28 +143,6 @@ def split_records(
     for chunk in chunks:
         for values, raw, _ in parse(chunk):
             yield values, raw
-
-
-def text_lines(f: Any, encoding: str) -> Iterator[str]:
-    """The file's lines without their endings (\\n, \\r\\n or \\r), as Spark splits them."""
-    text = io.TextIOWrapper(f, encoding=encoding, newline="")
-    try:
-        for line in text:
-            yield line.rstrip("\r\n")
-    finally:
-        # The caller's file stays open: it may read it again (unless the caller closed it
-        # already, when a failure ended the reading early).
-        with contextlib.suppress(ValueError):
-            text.detach()
-
-
-def whole_text(f: Any, encoding: str) -> str:
-    """The whole file as text, line endings as they are (multiLine csv, multiLine json)."""
-    text = io.TextIOWrapper(f, encoding=encoding, newline="")
-    try:
-        return text.read()
-    finally:
-        text.detach()  # the caller's file stays open
 
 
 def escape_in_quotes(quote: str, escape: str) -> str:

@@ -1,59 +1,152 @@
-"""PERMISSIVE and DROPMALFORMED: the rest of a csv or json file read past malformed records.
+"""PERMISSIVE and DROPMALFORMED: the rest of a file of text records read past malformed ones.
 
-pyfile reads csv and json with pyarrow's fast readers; the first record they cannot parse or
-convert sends the rest of the file here (the rows already read stay read). Where a record is
-one line (json, csv without multiLine) the lines go back to the fast reader in chunks, and a
-chunk that fails is halved until the malformed lines stand alone, so a file with a few bad
-records is still read at nearly the fast readers' speed. Small pieces, and multiLine csv, are
-parsed one record at a time in Python. The rules are Spark's (the conformance suite compares
-them with its readers on the same files):
+What csv and json share (:class:`RecordsFormat`). pyfile reads them with pyarrow's fast
+readers; the first record they cannot parse or convert sends the rest of the file here (the
+rows already read stay read). Where a record is one line the lines go back to the fast reader
+in chunks, and a chunk that fails is halved until the malformed lines stand alone, so a file
+with a few bad records is still read at nearly the fast readers' speed. Small pieces are
+parsed one record at a time in Python, by the format (:meth:`RecordsFormat.parse_lines`). The
+rules are Spark's (the conformance suite compares them with its readers on the same files);
+each format's module says what makes one of its records malformed.
 
-- csv: a record whose field count differs from the schema's, or with a field that does not
-  convert, is malformed; its other fields keep their values and missing ones are null.
-- json: a line that is not JSON, or whose first value is neither an object nor an array of
-  objects, is malformed with every field null. A value of the wrong type nulls only its field
-  (in a nested object only the nested field; an array or map with a bad element is null
-  whole). Text after a line's first value is ignored.
-- PERMISSIVE keeps a malformed record and puts its text, line ending cut off, into the
-  corrupt-record column if the schema has one; DROPMALFORMED leaves the record out.
+PERMISSIVE keeps a malformed record and puts its text, line ending cut off, into the
+corrupt-record column if the schema has one; DROPMALFORMED leaves the record out; FAILFAST
+fails the file at the first one.
 """
 
 from __future__ import annotations
 
+import io
 import itertools
+from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from pysparksources.errors import MalformedRecordError
 from pysparksources.files import NAME
-from pysparksources.files.config import ReaderOptions
-from pysparksources.files.formats._csv_records import (
-    escape_in_quotes,
-    spark_csv_records,
-    split_records,
-    text_lines,
-    whole_text,
-)
-from pysparksources.files.formats._json_values import (
-    RawTextNeeded,
-    arrow_read_type,
-    json_objects,
-    json_value,
+from pysparksources.files.formats._file_format import (
+    CONVERSION_ERRORS,
+    Assemble,
+    FileFormat,
+    FileSplit,
 )
 from pysparksources.files.values.conversions import Parsing, conform
 
-__all__ = ["CONVERSION_ERRORS", "FastParse", "document_batches", "record_batches"]
+if TYPE_CHECKING:
+    from pysparksources.files.config import InferenceOptions, ReaderOptions
+    from pysparksources.files.storage.folder_listing import FileEntry
 
-# What a record that does not parse or convert raises, in pyarrow's readers and in conform.
-CONVERSION_ERRORS = (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, OverflowError)
+__all__ = ["FastParse", "Reading", "Record", "RecordsFormat", "fast_then_records"]
+
 # Parses UTF-8 lines with the fast reader into arrays of the parsed schema's types; raises
 # one of CONVERSION_ERRORS if any line is malformed.
 FastParse = Callable[[bytes], list[pa.Array]]
+# One record: its values in the read types, whether it is malformed, and its text.
+Record = tuple[list[Any], bool, str]
 _CHUNK_LINES = 65_536  # lines given back to the fast reader at once
 _ALONE_LINES = 32  # a failing piece this small is parsed record by record
 _BATCH_RECORDS = 4096  # records of one batch on the record-by-record path
+
+
+class RecordsFormat(FileFormat):
+    """A format of text records (csv, json): Spark's parse modes apply."""
+
+    parse_modes = True
+
+    @abstractmethod
+    def read_types(self, parsed: pa.Schema) -> list[pa.DataType]:
+        """The types one record's values are parsed into, before they are converted."""
+
+    @abstractmethod
+    def parse_lines(self, lines: Iterable[str], reading: Reading) -> Iterator[Record]:
+        """Lines (each holding whole records) parsed one record at a time."""
+
+    @abstractmethod
+    def record_lines(self, f: Any, opts: ReaderOptions) -> Iterator[str]:
+        """The file's lines that hold records, in order (blank lines and a header left out)."""
+
+    def sample(self, files: list[FileEntry], inference: InferenceOptions) -> list[FileEntry]:
+        """The first files by path: up to schemaSampleFiles, and only as many as
+        schemaSampleBytes reaches into (reading stops inside the last one)."""
+        taken = files[: inference.sample_files]
+        size = 0
+        for count, entry in enumerate(taken):
+            if size >= inference.sample_bytes:
+                return taken[:count]
+            size += entry.size
+        return taken
+
+    def reads_fast_first(self, parsed: pa.Schema, opts: ReaderOptions) -> bool:
+        """Whether the fast reader reads the file until its first malformed record."""
+        return True
+
+    def piece_problem(self, arrays: list[pa.Array], lines: list[str]) -> str | None:
+        """What makes a piece the fast reader read malformed as a whole, besides a failure."""
+        return None
+
+    def rest(
+        self, f: Any, reading: Reading, skip: int, fast: FastParse
+    ) -> Iterator[pa.RecordBatch]:
+        """The file's records after the first ``skip`` (the fast reader read those), read past
+        the malformed ones; ``f`` is at its start."""
+        lines = itertools.islice(self.record_lines(f, reading.opts), skip, None)
+        while chunk := list(itertools.islice(lines, _CHUNK_LINES)):
+            yield from reading.pieces(chunk, fast)
+
+    def read(
+        self,
+        f: Any,
+        split: FileSplit,
+        parsed: pa.Schema,
+        opts: ReaderOptions,
+        parsing: Parsing,
+        corrupt_column: str | None,
+        assemble: Assemble,
+    ) -> Iterator[pa.RecordBatch]:
+        tolerant = opts.mode != "FAILFAST"
+        done = 0
+        if self.reads_fast_first(parsed, opts):
+            try:
+                for batch, names in self.batches(f, split, parsed, opts):
+                    out = assemble(batch, names)
+                    done += out.num_rows
+                    yield out
+                return
+            except CONVERSION_ERRORS:
+                if not tolerant:
+                    raise
+        f.seek(0)
+        reading = Reading(self, parsed, opts, parsing, corrupt_column)
+        for batch in self.rest(f, reading, done, self._fast_lines(parsed, opts, parsing)):
+            yield assemble(batch, reading.names)
+
+    def _fast_lines(self, parsed: pa.Schema, opts: ReaderOptions, parsing: Parsing) -> FastParse:
+        """The fast reader on a piece of a file's lines (UTF-8, no header).
+
+        The mode stays tolerant, so the json reader fails at once on what pyarrow refuses
+        instead of parsing the piece in Python first: the caller halves a piece that fails
+        anyway.
+        """
+        piece_opts = replace(opts, header=False, encoding="utf-8")
+
+        def parse(data: bytes) -> list[pa.Array]:
+            pieces = self.batches(io.BytesIO(data), FileSplit("", len(data)), parsed, piece_opts)
+            batches = list(pieces)
+            return [
+                conform(
+                    pa.chunked_array([b.column(names[fld.name]) for b, names in batches])
+                    if batches
+                    else pa.array([], fld.type),
+                    fld.type,
+                    parsing,
+                )
+                for fld in parsed
+            ]
+
+        return parse
 
 
 class _Records:
@@ -74,23 +167,23 @@ class _Records:
         return len(self.bad)
 
 
-class _Reading:
-    """What every piece of one file is read with."""
+class Reading:
+    """What every piece of one file is read with, past its malformed records."""
 
     def __init__(
         self,
+        fmt: RecordsFormat,
         parsed: pa.Schema,
         opts: ReaderOptions,
         parsing: Parsing,
         corrupt_column: str | None,
     ) -> None:
+        self.format = fmt
         self.parsed = parsed
         self.opts = opts
         self.parsing = parsing
         self.corrupt_column = corrupt_column
-        self.read_types = [pa.string() for _ in parsed]
-        if opts.format == "json":
-            self.read_types = [arrow_read_type(fld.type) for fld in parsed]
+        self.read_types = fmt.read_types(parsed)
         self.names = {name: name for name in parsed.names}
         fields = list(parsed)
         if corrupt_column is not None:
@@ -98,52 +191,7 @@ class _Reading:
             fields.append(pa.field(corrupt_column, pa.string()))
         self.schema = pa.schema(fields)
 
-    def records(self, lines: Iterable[str]) -> Iterator[tuple[list[Any], bool, str]]:
-        """Lines (json, or csv one record per line) parsed one record at a time."""
-        if self.opts.format == "csv":
-            opts = self.opts
-            escape = escape_in_quotes(opts.quote, opts.escape)
-            return self.csv_rows(
-                split_records(lines, opts.sep, opts.quote, escape, opts.null_value)
-            )
-        return self._json(lines)
-
-    def csv_rows(
-        self, records: Iterable[tuple[list[str | None], str]]
-    ) -> Iterator[tuple[list[Any], bool, str]]:
-        """csv records cut or padded to the schema's width; another width is malformed."""
-        width = len(self.parsed)
-        for values, text in records:
-            yield (values + [None] * width)[:width], len(values) != width, text
-
-    def _json(self, lines: Iterable[str]) -> Iterator[tuple[list[Any], bool, str]]:
-        """One entry per line, except that an array of objects gives one per object."""
-        for line in lines:
-            try:
-                objects = json_objects(line)
-            except ValueError:
-                yield [None] * len(self.parsed), True, line
-                continue
-            try:
-                rows, bad = self._json_rows(objects)
-            except RawTextNeeded:
-                rows, bad = self._json_rows(json_objects(line, keep_text=True))
-            # One bad object of an array makes the whole line malformed, every row of it.
-            for values in rows:
-                yield values, bad, line
-
-    def _json_rows(self, objects: list[dict[str, Any]]) -> tuple[list[list[Any]], bool]:
-        rows, bad = [], False
-        for record in objects:
-            values = []
-            for fld, read_type in zip(self.parsed, self.read_types, strict=True):
-                value, fits = _fitted(record.get(fld.name), read_type)
-                values.append(value)
-                bad = bad or not fits
-            rows.append(values)
-        return rows, bad
-
-    def batches(self, records: Iterable[tuple[list[Any], bool, str]]) -> Iterator[pa.RecordBatch]:
+    def batches(self, records: Iterable[Record]) -> Iterator[pa.RecordBatch]:
         pending = _Records(self.parsed)
         for values, bad, text in records:
             pending.add(values, bad, text)
@@ -187,12 +235,12 @@ class _Reading:
         """``lines`` through the fast reader, halved around the malformed ones."""
         try:
             arrays = fast(("\n".join(lines) + "\n").encode("utf-8"))
-            if self.opts.format == "json" and arrays and len(arrays[0]) != len(lines):
-                # pyarrow reads every object of a line; Spark only the first.
-                raise MalformedRecordError(NAME, "a line holds more than one record")
+            problem = self.format.piece_problem(arrays, lines)
+            if problem is not None:
+                raise MalformedRecordError(NAME, problem)
         except CONVERSION_ERRORS:
             if len(lines) <= _ALONE_LINES:
-                yield from self.batches(self.records(lines))
+                yield from self.batches(self.format.parse_lines(lines, self))
                 return
             middle = len(lines) // 2
             yield from self.pieces(lines[:middle], fast)
@@ -201,77 +249,24 @@ class _Reading:
         yield self.fast(arrays)
 
 
-def record_batches(
+def fast_then_records(
     f: Any,
-    parsed: pa.Schema,
-    opts: ReaderOptions,
-    parsing: Parsing,
-    corrupt_column: str | None,
-    skip: int,
-    fast: FastParse,
-) -> Iterator[tuple[pa.RecordBatch, dict[str, str]]]:
-    """Batches of ``parsed``'s columns (already its types), plus ``corrupt_column`` if given.
-
-    ``skip`` records at the start of the file are left out: the fast reader read them (it
-    reads whole lines, so in line-based files they are the first ``skip`` non-empty lines).
-    """
-    reading = _Reading(parsed, opts, parsing, corrupt_column)
-    if opts.format == "csv" and opts.multi_line:
-        escape = escape_in_quotes(opts.quote, opts.escape)
-        records = spark_csv_records(
-            f, opts.encoding, opts.sep, opts.quote, escape, opts.null_value, opts.header, True
-        )
-        for batch in reading.batches(reading.csv_rows(itertools.islice(records, skip, None))):
-            yield batch, reading.names
-        return
-    lines = _nonblank(f, opts)
-    if opts.format == "csv" and opts.header:
-        next(lines, None)
-    lines = itertools.islice(lines, skip, None)
-    while chunk := list(itertools.islice(lines, _CHUNK_LINES)):
-        for batch in reading.pieces(chunk, fast):
-            yield batch, reading.names
-
-
-def document_batches(
-    f: Any,
-    parsed: pa.Schema,
-    opts: ReaderOptions,
-    parsing: Parsing,
-    corrupt_column: str | None,
-) -> Iterator[tuple[pa.RecordBatch, dict[str, str]]]:
-    """A json file read with multiLine: one JSON document, its text the malformed record's.
-
-    As in Spark, the document is the file's first JSON value (what follows it is ignored), an
-    object or an array of objects; an empty file has no rows. The file is read whole.
-    """
-    reading = _Reading(parsed, opts, parsing, corrupt_column)
-    document = whole_text(f, opts.encoding)
-    if document.strip():
-        for batch in reading.batches(reading.records([document])):
-            yield batch, reading.names
-
-
-def _nonblank(f: Any, opts: ReaderOptions) -> Iterator[str]:
-    """The file's lines that hold a record (Spark skips empty ones, and json blank ones)."""
-    lines = text_lines(f, opts.encoding)
-    if opts.format == "csv":
-        return (line for line in lines if line)
-    return (line for line in lines if line.strip())
-
-
-def _fitted(value: Any, dtype: pa.DataType) -> tuple[Any, bool]:
-    """``value`` as ``dtype``, or None where it does not fit (an object field by field)."""
-    if pa.types.is_struct(dtype) and isinstance(value, dict):
-        out, fits = {}, True
-        for fld in dtype:
-            out[fld.name], field_fits = _fitted(value.get(fld.name), fld.type)
-            fits = fits and field_fits
-        return out, fits
-    try:
-        return json_value(value, dtype), True
-    except MalformedRecordError:
-        return None, False
+    fast: Callable[[], Iterator[pa.RecordBatch]] | None,
+    records: Callable[[int], Iterator[pa.RecordBatch]],
+) -> Iterator[pa.RecordBatch]:
+    """``fast()``'s batches until it fails at a record (one of CONVERSION_ERRORS), then
+    ``records(skip)``'s: the file read again from its start, the first ``skip`` records left
+    out. Without ``fast``, ``records(0)``'s."""
+    done = 0
+    if fast is not None:
+        try:
+            for batch in fast():
+                done += batch.num_rows
+                yield batch
+            return
+        except CONVERSION_ERRORS:
+            f.seek(0)
+    yield from records(done)
 
 
 def _converted(

@@ -24,6 +24,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from pysparksources.errors import SchemaChangedError, SchemaError
 from pysparksources.files import NAME
 from pysparksources.files.config import InferenceOptions, ReaderOptions, SourceConfig
+from pysparksources.files.formats import format_named
 from pysparksources.files.schema.hints import apply_hints, parse_hints
 from pysparksources.files.schema.inference import infer_files, infer_schema
 from pysparksources.files.schema.store import SchemaStore
@@ -99,8 +100,8 @@ def evolution_of(config: SourceConfig, schema: StructType) -> Evolution | None:
     rescued = policy.rescued_column()
     if mode == "none" and rescued is None:
         return None
-    if config.reader.format == "text":
-        return None
+    if format_named(config.reader.format).fixed_schema is not None:
+        return None  # every file has the format's one schema: nothing evolves
     if rescued is not None and rescued not in schema.names:
         raise SchemaError(
             NAME,

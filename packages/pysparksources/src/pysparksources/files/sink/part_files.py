@@ -1,10 +1,9 @@
-"""Part files in parquet, csv, json (JSON Lines) and text, written from Arrow record batches.
+"""Part files, written from Arrow record batches in the sink's format.
 
-One :class:`PartFile` is one output file: it streams batches into the file as they arrive
-(parquet buffers up to one row group, because Spark sends batches of 10,000 rows and a row
-group per batch would make files slow to read). Text formats compress the whole file with the
-suffix Hadoop uses to recognise the codec (``.gz``, ``.bz2``, ``.zst``), so Spark's readers
-decompress them.
+One :class:`PartFile` is one output file: it streams batches into the file as they arrive, in
+the content the format writes (its ``open_writer``). A format whose codec does not compress
+inside the file (csv, json, text) is compressed whole, with the suffix Hadoop uses to
+recognise the codec (``.gz``, ``.bz2``, ``.zst``), so Spark's readers decompress it.
 """
 
 from __future__ import annotations
@@ -13,27 +12,19 @@ import os
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from pysparksources.errors import OptionError
 from pysparksources.files import NAME
-from pysparksources.files.config import COMPRESSION_SUFFIXES, SinkConfig
+from pysparksources.files.config import SinkConfig
+from pysparksources.files.formats import STREAM_COMPRESSORS, writable_format_named
 from pysparksources.files.storage.partition_folders import check_partition_types
-from pysparksources.files.values.rendering import concatenated, csv_header, csv_lines, json_lines
 
 __all__ = ["PartFile", "check_schema", "file_suffix", "open_part"]
-
-_EXTENSION = {"parquet": ".parquet", "csv": ".csv", "json": ".json", "text": ".txt"}
-_STREAM_CODEC = {"gzip": "gzip", "bzip2": "bz2", "zstd": "zstd"}
-_ROW_GROUP_BYTES = 64 << 20
 
 
 def file_suffix(config: SinkConfig) -> str:
     """``.snappy.parquet``, ``.json.gz``, ``.csv``...: how Spark's readers tell the codec."""
-    codec = COMPRESSION_SUFFIXES[config.format][config.compression]
-    if config.format == "parquet":
-        return codec + ".parquet"
-    return _EXTENSION[config.format] + codec
+    return writable_format_named(config.format).file_suffix(config.compression)
 
 
 def check_schema(config: SinkConfig, schema: pa.Schema) -> None:
@@ -42,20 +33,9 @@ def check_schema(config: SinkConfig, schema: pa.Schema) -> None:
     if problem:
         raise OptionError.invalid(NAME, "partitionBy", problem, ",".join(config.partition_by))
     data = [f for f in schema if f.name not in config.partition_by]
-    if config.format == "text" and (len(data) != 1 or not pa.types.is_string(data[0].type)):
-        shown = ", ".join(f"{f.name} {f.type}" for f in data)
-        raise OptionError.invalid(
-            NAME,
-            "format",
-            f"text writes exactly one string column besides partition columns; got {shown}",
-            "text",
-        )
-    if config.format == "csv":
-        for f in data:
-            if pa.types.is_nested(f.type) or pa.types.is_binary(f.type):
-                raise OptionError.invalid(
-                    NAME, "format", f"csv cannot write column {f.name!r} of {f.type}", "csv"
-                )
+    problem = writable_format_named(config.format).write_problem(data)
+    if problem:
+        raise OptionError.invalid(NAME, "format", problem, config.format)
 
 
 def _open_stream(fs: Any, protocol: str, path: str) -> Any:
@@ -72,63 +52,23 @@ class PartFile:
     def __init__(self, config: SinkConfig, fs: Any, path: str, schema: pa.Schema) -> None:
         self.path = path
         self.rows = 0
-        self._config = config
+        fmt = writable_format_named(config.format)
         self._raw = _open_stream(fs, config.location.protocol, path)
         self._stream = self._raw
-        self._writer: Any = None
-        self._pending: list[pa.RecordBatch] = []
-        self._pending_rows = 0
-        self._pending_bytes = 0
-        codec = _STREAM_CODEC.get(config.compression)
-        if config.format != "parquet" and codec is not None:
-            self._stream = pa.CompressedOutputStream(self._raw, codec)
-        if config.format == "parquet":
-            import pyarrow.parquet as pq
-
-            compression = "none" if config.compression == "none" else config.compression
-            self._writer = pq.ParquetWriter(
-                self._stream, schema, compression=compression, write_statistics=True
-            )
-        elif config.format == "csv" and config.csv_header:
-            self._stream.write(csv_header(schema.names, config.csv_sep))
+        compressor = None if fmt.codec_inside_file else STREAM_COMPRESSORS.get(config.compression)
+        if compressor is not None:
+            self._stream = pa.CompressedOutputStream(self._raw, compressor)
+        self._content = fmt.open_writer(self._stream, schema, config)
 
     def write(self, batch: pa.RecordBatch) -> None:
         if batch.num_rows == 0:
             return
         self.rows += batch.num_rows
-        fmt = self._config.format
-        if fmt == "parquet":
-            self._pending.append(batch)
-            self._pending_rows += batch.num_rows
-            self._pending_bytes += batch.nbytes
-            if (
-                self._pending_rows >= self._config.row_group_rows
-                or self._pending_bytes >= _ROW_GROUP_BYTES
-            ):
-                self._flush_row_group()
-        elif fmt == "json":
-            lines = json_lines(batch, self._config.ignore_null_fields, self._config.time_zone)
-            self._stream.write(concatenated(lines))
-        elif fmt == "text":
-            column = batch.column(0)
-            lines = pc.binary_join_element_wise(column.fill_null(""), "\n", "")
-            self._stream.write(concatenated(lines))
-        else:
-            lines = csv_lines(batch, self._config.csv_sep, self._config.time_zone)
-            self._stream.write(concatenated(lines))
-
-    def _flush_row_group(self) -> None:
-        if self._pending:
-            table = pa.Table.from_batches(self._pending)
-            self._writer.write_table(table, row_group_size=len(table))
-            self._pending = []
-            self._pending_rows = self._pending_bytes = 0
+        self._content.write(batch)
 
     def close(self) -> None:
         """Finish the file (footer, compression trailer) and close it."""
-        if self._config.format == "parquet":
-            self._flush_row_group()
-            self._writer.close()
+        self._content.close()
         if self._stream is not self._raw:
             self._stream.close()
         if not self._raw.closed:

@@ -1,8 +1,9 @@
 """The file formats pyfile reads and writes: one module each, found by the registry.
 
-``csv.py``, ``json.py``, ``orc.py``, ``parquet.py``, ``text.py``: each defines ``FORMAT``, a
-:class:`FileFormat` (``_file_format``): what the format is, and how it is checked, inferred,
-read (plainly, past malformed records, by its own columns for rescue) and written. The ``_``
+Every module here whose name does not start with ``_`` (``csv.py``, ``parquet.py``...) is a
+format: it defines ``FORMAT``, a :class:`FileFormat` (``_file_format``): what the format is, and
+how it is checked, inferred, read (plainly, past malformed records, by its own columns for
+rescue) and written. The ``_``
 modules are what formats share: reading one split (``_read_split``), reading past malformed
 records (``_tolerant``), footers (``_columnar``), csv records, JSON values, sampled text, ORC's
 internals. This package's face is what the rest of pyfile uses.

@@ -3,9 +3,11 @@
 One table for the format: the source's options (``spark.readStream``, ``spark.read``) and the
 sink's (``df.writeStream``, ``df.write``). Names the two share but read differently (``path``,
 ``format``, ``header``, ``sep``, ``timeZone``) are declared once for each side. The csv, json
-and text reader options apply to some read formats only: :data:`READ_FORMAT_OPTIONS` says which,
+and text reader options apply to some read formats only: each format names them (its
+``read_options``, in ``files/formats/<format>.py``), :data:`READ_FORMAT_OPTIONS` collects them,
 and the parser refuses the others ("this option does not apply to format parquet");
-:data:`WRITE_FORMAT_OPTIONS` does the same for the sink.
+:data:`WRITE_FORMAT_OPTIONS` does the same for the sink. The formats, their codecs and the
+options a format declares itself come from the formats' registry.
 """
 
 from __future__ import annotations
@@ -28,7 +30,13 @@ from pysparksources._core.option_table import (
     Use,
 )
 from pysparksources.files import NAME
-from pysparksources.files.config import COMPRESSION_SUFFIXES
+from pysparksources.files.formats import (
+    FORMATS,
+    READ_FORMATS,
+    WRITE_FORMATS,
+    FileFormat,
+    WritableFormat,
+)
 
 __all__ = [
     "BACKFILL_INTERVAL",
@@ -110,8 +118,7 @@ __all__ = [
     "WRITE_FORMAT_OPTIONS",
 ]
 
-READ_FORMATS = ("parquet", "csv", "json", "text", "orc")
-WRITE_FORMATS = ("parquet", "csv", "json", "text")
+_WRITABLE = tuple(fmt for fmt in FORMATS if isinstance(fmt, WritableFormat))
 INT_MAX = 2**31 - 1
 
 
@@ -161,7 +168,7 @@ class DatetimePattern(Option[str]):
     """A Spark datetime pattern pyfile can parse (``yyyy-MM-dd HH:mm:ss.SSS``...)."""
 
     def parse(self, text: str) -> str:
-        from pysparksources.files._conversions import check_datetime_pattern
+        from pysparksources.files.values.conversions import check_datetime_pattern
 
         if not check_datetime_pattern(text):
             raise ValueError(
@@ -176,7 +183,7 @@ class Zone(Option[str]):
     """A time zone id; the value is the zone in the form Arrow takes (``+05:30``, ``UTC``)."""
 
     def parse(self, text: str) -> str:
-        from pysparksources.files._zones import check_zone
+        from pysparksources.files.values.zones import check_zone
 
         zone = check_zone(text)
         if zone is None:
@@ -190,7 +197,7 @@ class FileNameGlob(Option[str]):
 
     def parse(self, text: str) -> str:
         from pysparksources.errors import ArgumentError
-        from pysparksources.files._listing import check_glob
+        from pysparksources.files.storage.folder_listing import check_glob
 
         if "/" in text or not text:
             raise ValueError("expected a file-name glob such as *.csv (no '/')")
@@ -231,6 +238,36 @@ class Codec(Option[str]):
             raise ValueError("expected one of " + ", ".join(names)) from None
 
 
+# -- what the docs say of the formats, from the formats --------------------------------------
+def _listed(names: list[str]) -> str:
+    """``a, b or c``."""
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
+
+
+def _codecs_doc(formats: tuple[WritableFormat, ...]) -> str:
+    """``parquet: none, snappy, ...; csv/json/text: none, gzip, ...``: formats with the same
+    codecs named together."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for fmt in formats:
+        codecs = tuple(codec for codec in fmt.codecs if codec != "uncompressed")
+        groups.setdefault(codecs, []).append(fmt.name)
+    return "; ".join(f"{'/'.join(names)}: {', '.join(codecs)}" for codecs, names in groups.items())
+
+
+def _default_codecs_doc(formats: tuple[WritableFormat, ...]) -> str:
+    r"""``\`snappy\` (parquet), \`none\` (others)``: the most common default last."""
+    groups: dict[str, list[str]] = {}
+    for fmt in formats:
+        groups.setdefault(fmt.default_codec, []).append(fmt.name)
+    if len(groups) == 1:
+        return f"`{next(iter(groups))}`"
+    common = max(groups, key=lambda codec: len(groups[codec]))
+    shown = [
+        f"`{codec}` ({', '.join(names)})" for codec, names in groups.items() if codec != common
+    ]
+    return ", ".join([*shown, f"`{common}` (others)"])
+
+
 # -- the source: spark.readStream and spark.read -----------------------------------------------
 PATH = Text(
     name="path",
@@ -242,7 +279,7 @@ PATH = Text(
 )
 FORMAT = Choice(
     name="format",
-    doc="parquet, csv, json (JSON Lines; one document per file with multiLine), text or orc.",
+    doc=_listed([fmt.title for fmt in FORMATS]) + ".",
     default="parquet",
     choices=READ_FORMATS,
     uses=Use.READ,
@@ -629,18 +666,17 @@ SINK_PATH = Text(
 )
 SINK_FORMAT = Choice(
     name="format",
-    doc="parquet, csv, json (JSON Lines) or text.",
+    doc=_listed([fmt.written_title or fmt.title for fmt in _WRITABLE]) + ".",
     default="parquet",
     choices=WRITE_FORMATS,
     uses=Use.WRITE,
 )
 COMPRESSION = Codec(
     name="compression",
-    doc="parquet: none, snappy, gzip, zstd, lz4; csv/json/text: none, gzip, bzip2, zstd "
-    "(uncompressed is accepted as none).",
-    shown_default="`snappy` (parquet), `none` (others)",
-    codecs=COMPRESSION_SUFFIXES,
-    defaults={"parquet": "snappy", "csv": "none", "json": "none", "text": "none"},
+    doc=_codecs_doc(_WRITABLE) + " (uncompressed is accepted as none).",
+    shown_default=_default_codecs_doc(_WRITABLE),
+    codecs={fmt.name: fmt.codecs for fmt in _WRITABLE},
+    defaults={fmt.name: fmt.default_codec for fmt in _WRITABLE},
     uses=Use.WRITE,
 )
 PARTITION_BY = Text(
@@ -821,32 +857,29 @@ TABLE = OptionTable(
         LOG_CLEANUP_DELAY,
         LOG_DELETION,
         OUTPUT_RETENTION,
+        # What a format declares itself (files/formats/<format>.py).
+        *(option for fmt in FORMATS for option in fmt.declared_options),
     ),
     families=(FS, QUEUE),
     unsupported=UNSUPPORTED,
 )
 
-# Which format-specific options each format takes; given with another format they are an
-# error ("this option does not apply to format parquet"), not silently ignored.
-_CSV_JSON = (
-    ENCODING,
-    MULTI_LINE,
-    DATE_FORMAT,
-    TIMESTAMP_FORMAT,
-    MODE,
-    CORRUPT_RECORD_COLUMN,
-    TIME_ZONE,
-)
+
+# Which format-specific options each format takes (the formats name them); given with another
+# format they are an error ("this option does not apply to format parquet"), not ignored.
+def _taken(fmt: FileFormat, names: tuple[str, ...], use: Use) -> tuple[Option[Any], ...]:
+    """The options of ``use`` that ``fmt`` names, and those it declares itself."""
+    declared = {option.name.lower(): option for option in TABLE.for_use(use)}
+    missing = [name for name in names if name.lower() not in declared]
+    if missing:
+        raise ValueError(f"format {fmt.name} names options the table lacks: {missing}")
+    own = tuple(option for option in fmt.declared_options if option.uses & use)
+    return tuple(declared[name.lower()] for name in names) + own
+
+
 READ_FORMAT_OPTIONS: Mapping[str, tuple[Option[Any], ...]] = {
-    "csv": (HEADER, SEP, QUOTE, ESCAPE, NULL_VALUE, INFER_SCHEMA, SAMPLING_RATIO, *_CSV_JSON),
-    "json": (SAMPLING_RATIO, PRIMITIVES_AS_STRING, PREFERS_DECIMAL, *_CSV_JSON),
-    "text": (ENCODING, WHOLETEXT, LINE_SEP),
-    "parquet": (MERGE_SCHEMA,),
-    "orc": (MERGE_SCHEMA,),
+    fmt.name: _taken(fmt, fmt.read_options, Use.READ) for fmt in FORMATS
 }
 WRITE_FORMAT_OPTIONS: Mapping[str, tuple[Option[Any], ...]] = {
-    "csv": (SINK_TIME_ZONE,),
-    "json": (SINK_TIME_ZONE,),
-    "text": (),
-    "parquet": (),
+    fmt.name: _taken(fmt, fmt.write_options, Use.WRITE) for fmt in _WRITABLE
 }

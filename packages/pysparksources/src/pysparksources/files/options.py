@@ -20,12 +20,6 @@ from pysparksources._core.options import Options
 from pysparksources._redact import public_url
 from pysparksources.errors import ArgumentError, OptionError, SchemaError
 from pysparksources.files import NAME
-from pysparksources.files._filesystem import (
-    FileLocation,
-    credentials_kept_out,
-    exclusive_create_problem,
-    resolve,
-)
 from pysparksources.files._option_table import (
     BACKFILL_INTERVAL,
     CLEAN_SOURCE,
@@ -101,7 +95,6 @@ from pysparksources.files._option_table import (
     WRITE_FORMAT_OPTIONS,
 )
 from pysparksources.files.config import (
-    TEXT_SCHEMA,
     InferenceOptions,
     ManifestRetention,
     NotificationOptions,
@@ -110,8 +103,15 @@ from pysparksources.files.config import (
     SinkConfig,
     SourceConfig,
 )
+from pysparksources.files.formats import FileFormat, format_named
+from pysparksources.files.storage.filesystem import (
+    FileLocation,
+    credentials_kept_out,
+    exclusive_create_problem,
+    resolve,
+)
 
-__all__ = ["parse_options", "read_schema", "split_glob"]
+__all__ = ["format_values", "parse_options", "read_schema", "split_glob"]
 
 # Hadoop's glob characters; a backslash escape also makes a path a glob, as in Spark.
 _GLOB_CHARS = re.compile(r"[*?\[{\\]")
@@ -147,20 +147,19 @@ def parse_options(
 
 
 def read_schema(config: SourceConfig) -> Any:
-    """The schema of a read without ``.schema(...)``: text has one, the others are inferred.
+    """The schema of a read without ``.schema(...)``: a format's fixed schema (text), or inferred.
 
     Spark asks only for reads without a schema, at ``load()``: a missing folder, or one with
     no file to infer from, fails there. A stream and a batch read look the same here, so both
     infer (Spark's file stream source does so only with spark.sql.streaming.schemaInference).
     With a schemaLocation the schema is inferred once and read from there afterwards.
     """
-    from pysparksources.files._evolution import read_schema_of
-    from pysparksources.files._source_files import require_folder
+    from pysparksources.files.schema.evolution import read_schema_of
+    from pysparksources.files.source.file_index import require_folder
 
     require_folder(config)
-    if config.reader.format == "text":
-        return TEXT_SCHEMA
-    return read_schema_of(config)
+    fixed = format_named(config.reader.format).fixed_schema
+    return fixed if fixed is not None else read_schema_of(config)
 
 
 # -- the source ---------------------------------------------------------------------------
@@ -182,6 +181,12 @@ def _check_format_options(
         for option in options:
             if opts.has(option) and option not in allowed:
                 raise opts.error(option, f"this option does not apply to format {fmt}")
+
+
+def format_values(opts: Options, fmt: FileFormat, use: Use) -> dict[str, Any]:
+    """The values of the options ``fmt`` declares itself for ``use``, by name (given, or
+    their defaults), for the format to read."""
+    return {option.name: opts.get(option) for option in fmt.declared_options if option.uses & use}
 
 
 def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
@@ -208,6 +213,7 @@ def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
         ignore_missing_files=opts.value(IGNORE_MISSING_FILES),
         mode=opts.value(MODE),
         corrupt_column=opts.value(CORRUPT_RECORD_COLUMN),
+        format_options=format_values(opts, format_named(fmt), Use.READ),
     )
 
 
@@ -293,7 +299,11 @@ def _notifications(opts: Options, location: FileLocation) -> NotificationOptions
     import importlib.util
     from urllib.parse import urlsplit
 
-    from pysparksources.files._queues import AZURE_SETTINGS, SQS_SETTINGS, queue_kind
+    from pysparksources.files.source.notifications.queues import (
+        AZURE_SETTINGS,
+        SQS_SETTINGS,
+        queue_kind,
+    )
 
     settings = opts.family(QUEUE)
     if opts.value(DISCOVERY) == "listing":
@@ -351,7 +361,7 @@ def _notifications(opts: Options, location: FileLocation) -> NotificationOptions
 def _schema_policy(
     opts: Options, storage: dict[str, str], path: str, inferred: bool
 ) -> SchemaPolicy:
-    from pysparksources.files._hints import parse_hints
+    from pysparksources.files.schema.hints import parse_hints
 
     location = None
     url = opts.get(SCHEMA_LOCATION)
@@ -406,7 +416,7 @@ def _resolve(opts: Options, option: Option[Any], url: str, storage: dict[str, st
 
 
 def _check_glob(opts: Options, option: Option[Any], pattern: str | None) -> None:
-    from pysparksources.files._listing import check_glob
+    from pysparksources.files.storage.folder_listing import check_glob
 
     if pattern is not None:
         try:
@@ -428,7 +438,7 @@ def _check_archive(opts: Options, source: FileLocation, archive: FileLocation) -
     Archived files land at ``<archive>/<full source path>``; the rule keeps them away from
     whatever the source lists (it is Spark's, checked against Spark in the parity tests).
     """
-    from pysparksources.files._listing import glob_regex
+    from pysparksources.files.storage.folder_listing import glob_regex
 
     if archive.protocol != source.protocol:
         raise opts.error(SOURCE_ARCHIVE_DIR, "must be on the same filesystem as the source path")
@@ -477,6 +487,7 @@ def _sink(opts: Options, column_names: list[str]) -> SinkConfig:
             cleanup_delay_ms=int(1000 * opts.value(LOG_CLEANUP_DELAY)),
             output_ttl_ms=_millis(opts.get(OUTPUT_RETENTION)),
         ),
+        format_options=format_values(opts, format_named(fmt), Use.WRITE),
     )
 
 

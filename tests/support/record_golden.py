@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         SparkSession.builder.master("local[2]")
         .appName("pysparksources-golden")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .getOrCreate()
     )

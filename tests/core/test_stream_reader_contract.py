@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -83,8 +84,8 @@ def corruptions(offset: Offset) -> list[tuple[Any, type[CheckpointError]]]:
 def check_contract(reader: Any, rows: Callable[[Any, list[Any]], list[Any]]) -> None:
     """Drive ``reader`` as Spark does for one AvailableNow batch and check the contract."""
     try:
-        reader.prepareForTriggerAvailableNow()
         initial = reader.initialOffset()
+        reader.prepareForTriggerAvailableNow()
         _canonical(initial, "initialOffset")
         assert reader.initialOffset() == initial, "initialOffset moved between two calls"
         limit = reader.getDefaultReadLimit()
@@ -116,9 +117,18 @@ def _sorted_rows(reader: Any, parts: list[Any]) -> list[Any]:
     return sorted(rows, key=repr)
 
 
-def test_pyrate(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pyrate_batch_mode() -> None:
     source = RateDataSource({"rowsPerBatch": "7", "numPartitions": "2"})
     check_contract(source.streamReader(source.schema()), _sorted_rows)
+
+
+def test_pyrate_time_mode() -> None:
+    """Time mode's first offset holds the stream's creation time; a second later it has rows."""
+    source = RateDataSource({"rowsPerSecond": "5", "numPartitions": "2"})
+    reader = source.streamReader(source.schema())
+    reader.initialOffset()
+    time.sleep(1.1)
+    check_contract(reader, _sorted_rows)
 
 
 def test_pyfile(memory_root: str) -> None:

@@ -499,6 +499,52 @@ CSV_QUOTE_READS = (
     # FAILFAST on the file without a backslash: the fast reader alone, with no fallback.
     Read({"header": "true", "mode": "FAILFAST", "pathGlobFilter": "a.csv"}),
 )
+# csv and json options: another separator, quote, escape and null text, UTF-16, Java date
+# and timestamp patterns, and the reader's timeZone option on wall times Los Angeles skips
+# (2024-03-10 02:30) and repeats (2024-11-03 01:30). Not inferSchema with a dateFormat: Spark
+# infers DATE for "10/03/2024" where pyfile infers STRING, an open difference.
+CSV_OPTIONS_TEXT = (
+    "id;name;when;day;amount\n"
+    "1;'a;b';2024-03-10 02:30:00.000000;10/03/2024;1.5\n"
+    "2;NA;2024-11-03 01:30:00.000000;03/11/2024;NA\n"
+    "3;'it#'s';2024-01-01 00:00:00.123456;01/01/2024;2\n"
+    "4;'two\nlines';1999-12-31 23:59:59.999999;31/12/1999;-0.0\n"
+)
+CSV_OPTIONS = {
+    "header": "true",
+    "sep": ";",
+    "quote": "'",
+    "escape": "#",
+    "nullValue": "NA",
+    "dateFormat": "dd/MM/yyyy",
+    "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+    "encoding": "UTF-16",
+}
+CSV_OPTIONS_SCHEMA = "id INT, name STRING, when TIMESTAMP, day DATE, amount DOUBLE"
+CSV_OPTIONS_READS = (
+    Read({**CSV_OPTIONS, "multiLine": "true"}, CSV_OPTIONS_SCHEMA),
+    Read(
+        {**CSV_OPTIONS, "multiLine": "true", "timeZone": "America/Los_Angeles"}, CSV_OPTIONS_SCHEMA
+    ),
+)
+
+
+def _write_utf16_csv(folder: Path) -> None:
+    (folder / "a.csv").write_bytes(CSV_OPTIONS_TEXT.encode("utf-16"))
+
+
+JSON_OPTIONS_LINES = [
+    '{"id": 1, "day": "10/03/2024", "when": "10.03.2024 02:30:00"}',
+    '{"id": 2, "day": "03/11/2024", "when": "03.11.2024 01:30:00"}',
+    '{"id": 3, "day": "2024-01-01", "when": "2024-01-01T00:00:00Z"}',
+]
+JSON_OPTIONS = {"dateFormat": "dd/MM/yyyy", "timestampFormat": "dd.MM.yyyy HH:mm:ss"}
+JSON_OPTIONS_SCHEMA = "id INT, day DATE, when TIMESTAMP"
+JSON_OPTIONS_READS = (
+    Read(JSON_OPTIONS, JSON_OPTIONS_SCHEMA),
+    Read({**JSON_OPTIONS, "timeZone": "Asia/Kolkata"}, JSON_OPTIONS_SCHEMA),
+    Read({**JSON_OPTIONS, "timeZone": "America/Los_Angeles"}, JSON_OPTIONS_SCHEMA),
+)
 TEXT_READS = (Read({}), Read({"wholetext": "true"}), Read({"lineSep": ","}))
 FAILFAST = [("FAILFAST", "_corrupt_record", None), ("FAILFAST", None, None)]
 ZONES = ("America/Los_Angeles", "Asia/Kolkata")  # a zone with DST, a half-hour one
@@ -516,6 +562,12 @@ GOLDEN = (
     ]
     + [GoldenCase("text-line-breaks", "text", TEXT_FILES, TEXT_READS)]
     + [GoldenCase("csv-quotes", "csv", CSV_QUOTES, CSV_QUOTE_READS)]
+    + [GoldenCase("csv-options", "csv", {}, CSV_OPTIONS_READS, _write_utf16_csv)]
+    + [
+        GoldenCase(
+            "json-options", "json", {"a.json": "\n".join(JSON_OPTIONS_LINES)}, JSON_OPTIONS_READS
+        )
+    ]
     + [
         GoldenCase(slug(f"modes {c.name}"), c.fmt, c.files, _parse_reads(c, MODES + FAILFAST))
         for c in SMALL

@@ -18,9 +18,9 @@ import pyarrow as pa
 import pytest
 
 from pysparksources.errors import MalformedRecordError, SchemaRegistryError
-from pysparksources.eventhubs import _schema_registry
-from pysparksources.eventhubs._avro_read import decode_batch
-from pysparksources.eventhubs._schema_registry import (
+from pysparksources.eventhubs.avro import schema_registry
+from pysparksources.eventhubs.avro.decode import decode_batch
+from pysparksources.eventhubs.avro.schema_registry import (
     MAX_SCHEMA_BYTES,
     MISSING_SECONDS,
     BoundedCache,
@@ -52,7 +52,7 @@ def registry(tmp_path: Path) -> Iterator[SchemaRegistryDouble]:
 @pytest.fixture
 def no_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """The by-id request without azure-core's retries and their back-off (seconds each)."""
-    monkeypatch.setattr(_schema_registry, "RETRY", {"retry_total": 0})
+    monkeypatch.setattr(schema_registry, "RETRY", {"retry_total": 0})
     clear_caches()
 
 
@@ -111,7 +111,7 @@ def test_a_missing_id_is_asked_again_after_its_time_so_a_schema_registered_later
     registry: SchemaRegistryDouble, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     now = [1000.0]
-    monkeypatch.setattr(_schema_registry._MISSING, "clock", lambda: now[0])
+    monkeypatch.setattr(schema_registry._MISSING, "clock", lambda: now[0])
     assert "HTTP 404" in _error(registry, UNKNOWN)
     registry.add(UNKNOWN, json.dumps(ORDER))
     now[0] += MISSING_SECONDS - 1
@@ -134,7 +134,7 @@ def test_the_negative_cache_is_bounded_in_entries_and_in_time() -> None:
     assert cache.get(2) == "no 2"
     now[0] = 10.0
     assert [cache.get(i) for i in range(5)] == [None] * 5
-    assert _schema_registry._MISSING.size == _schema_registry.MISSING_IDS == 1024
+    assert schema_registry._MISSING.size == schema_registry.MISSING_IDS == 1024
 
 
 @pytest.mark.usefixtures("no_retries")

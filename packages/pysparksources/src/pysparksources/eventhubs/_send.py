@@ -27,8 +27,8 @@ import pyarrow as pa
 
 from pysparksources.errors import MalformedRecordError, OptionError, ServiceError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs._avro_write import encode_bodies
 from pysparksources.eventhubs._refusals import CONFIRM, no_such_name, refusal
+from pysparksources.eventhubs.avro.encode import encode_bodies
 from pysparksources.eventhubs.config import SinkConfig
 
 __all__ = ["SendStats", "send_record_batches"]

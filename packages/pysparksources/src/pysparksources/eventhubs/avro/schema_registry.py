@@ -30,7 +30,7 @@ from urllib.parse import quote
 
 from pysparksources.errors import MalformedRecordError, SchemaError, SchemaRegistryError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs._avro_schema import AvroType, parse_avro_schema
+from pysparksources.eventhubs.avro.schema import AvroType, parse_avro_schema
 
 if TYPE_CHECKING:
     from pysparksources.eventhubs.config import RegistryConfig

@@ -1,15 +1,15 @@
 """Avro bodies of a received batch -> the ``body`` struct column; events that do not decode.
 
 A read task turns each chunk of received events into the plain read schema first
-(:mod:`_arrowize`), then calls :func:`decode_batch`. Each body is decoded on its own with
+(:mod:`.._arrowize`), then calls :func:`decode_batch`. Each body is decoded on its own with
 fastavro (an undecodable event cannot spill into its neighbours), the results become one
 Arrow array in a single conversion, and bad events are handled by ``mode`` /
 ``badRecordsPath`` like Spark's file readers: fail naming hub, partition and sequence number,
 keep with a null body and a corrupt-record column, drop, or write to a folder and skip.
 
 A body is bad when it does not decode, when it would decode into more values than its size
-allows (:mod:`_avro_bounds`, checked before fastavro reads it), or when the registry has no
-usable schema under the id its content type names (:mod:`_schema_registry`). A registry that
+allows (:mod:`.body_bounds`, checked before fastavro reads it), or when the registry has no
+usable schema under the id its content type names (:mod:`.schema_registry`). A registry that
 cannot be asked fails the task instead: that says nothing about the event.
 """
 
@@ -32,7 +32,7 @@ from pysparksources.errors import (
     SchemaRegistryError,
 )
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs._avro_arrow import (
+from pysparksources.eventhubs.avro.arrow_types import (
     arrow_type,
     cast,
     finish,
@@ -40,9 +40,9 @@ from pysparksources.eventhubs._avro_arrow import (
     spark_type,
     union_shaper,
 )
-from pysparksources.eventhubs._avro_bounds import BodyBounds
-from pysparksources.eventhubs._avro_schema import AvroType, parse_avro_schema
-from pysparksources.eventhubs._schema_registry import BoundedCache, schema_by_id, schema_id_of
+from pysparksources.eventhubs.avro.body_bounds import BodyBounds
+from pysparksources.eventhubs.avro.schema import AvroType, parse_avro_schema
+from pysparksources.eventhubs.avro.schema_registry import BoundedCache, schema_by_id, schema_id_of
 
 if TYPE_CHECKING:
     from pysparksources.eventhubs.config import BodyFormat, SourceConfig

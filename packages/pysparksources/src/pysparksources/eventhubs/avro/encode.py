@@ -18,8 +18,8 @@ import pyarrow as pa
 
 from pysparksources.errors import MalformedRecordError, PySparkSourcesError, SchemaError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs._avro_arrow import avro_shaper, spark_type
-from pysparksources.eventhubs._avro_schema import canonical_schema_text, parse_avro_schema
+from pysparksources.eventhubs.avro.arrow_types import avro_shaper, spark_type
+from pysparksources.eventhubs.avro.schema import canonical_schema_text, parse_avro_schema
 
 if TYPE_CHECKING:
     from pysparksources.eventhubs.config import BodyFormat
@@ -165,7 +165,7 @@ def with_schema_id(body: BodyFormat) -> BodyFormat:
     registered) on the driver when the query starts, so a missing schema fails it there."""
     from dataclasses import replace
 
-    from pysparksources.eventhubs._schema_registry import AVRO_CONTENT_TYPE, schema_id_for
+    from pysparksources.eventhubs.avro.schema_registry import AVRO_CONTENT_TYPE, schema_id_for
 
     if body.registry is None or body.schema_json is None:
         return body

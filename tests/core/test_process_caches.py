@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pysparksources._core.process_caches import ProcessCache, Registry
+from pysparksources._core.process_caches import PROCESS, ProcessCache, Registry
 
 
 class Closed:
@@ -293,3 +293,27 @@ def test_a_forked_child_starts_empty_and_never_touches_its_parents_entries(
     assert report == repr([None, 0, True, True, True, "child's", []])
     assert cache.get("k") == "parent's" and value.get() is parents
     assert closed.values == []
+
+
+def test_the_eventhubs_caches_are_named_in_the_process_registry() -> None:
+    import pysparksources.eventhubs._receivers
+    import pysparksources.eventhubs._send
+    import pysparksources.eventhubs.avro.decode
+    import pysparksources.eventhubs.avro.encode  # noqa: F401
+
+    assert set(PROCESS.sizes()) >= {
+        "eventhubs.receivers",
+        "eventhubs.producers",
+        "eventhubs.reached",
+        "eventhubs.settled",
+        "eventhubs.credentials",
+        "eventhubs.registry-credentials",
+        "eventhubs.registry-clients",
+        "eventhubs.registry-pipelines",
+        "eventhubs.registry-ids",
+        "eventhubs.registry-schemas",
+        "eventhubs.registry-missing",
+        "eventhubs.avro-decoders",
+        "eventhubs.avro-writer-schemas",
+        "eventhubs.avro-encoders",
+    }

@@ -23,7 +23,6 @@ from pysparksources.eventhubs.avro.decode import decode_batch
 from pysparksources.eventhubs.avro.schema_registry import (
     MAX_SCHEMA_BYTES,
     MISSING_SECONDS,
-    BoundedCache,
     clear_caches,
 )
 from support.avro_chunks import avro_bytes, avro_source, received
@@ -123,18 +122,16 @@ def test_a_missing_id_is_asked_again_after_its_time_so_a_schema_registered_later
     assert registry.requests[("GET", "schema-by-id")] == 2
 
 
-def test_the_negative_cache_is_bounded_in_entries_and_in_time() -> None:
-    now = [0.0]
-    cache: BoundedCache[str] = BoundedCache(3, 10.0, clock=lambda: now[0])
-    for i in range(5):
-        cache.put(i, f"no {i}")
-    assert len(cache) == 3 and cache.get(0) is None and cache.get(1) is None
-    assert cache.get(4) == "no 4"
-    now[0] = 9.9
-    assert cache.get(2) == "no 2"
-    now[0] = 10.0
-    assert [cache.get(i) for i in range(5)] == [None] * 5
-    assert schema_registry._MISSING.size == schema_registry.MISSING_IDS == 1024
+def test_the_negative_cache_is_bounded_in_entries_and_in_time(
+    registry: SchemaRegistryDouble,
+) -> None:
+    # (The registry of process caches itself: tests/core/test_process_caches.py.)
+    missing = schema_registry._MISSING
+    assert missing.max_age_s == MISSING_SECONDS
+    for i in range(schema_registry.MISSING_IDS + 1):
+        missing.put(("ns", str(i)), f"no {i}")
+    assert len(missing) == schema_registry.MISSING_IDS == 1024
+    assert missing.get(("ns", "0")) is None and missing.get(("ns", "1")) == "no 1"
 
 
 @pytest.mark.usefixtures("no_retries")

@@ -11,11 +11,11 @@ Azure SDK's AvroEncoder reads.
 from __future__ import annotations
 
 import io
-import threading
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from pysparksources._core.process_caches import PROCESS, ProcessCache
 from pysparksources.errors import MalformedRecordError, PySparkSourcesError, SchemaError
 from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs.avro.arrow_types import avro_shaper, spark_type
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = ["derive_avro_schema", "encode_bodies", "schema_mismatch", "with_schema_id"]
 
-_ENCODERS: dict[str, _Encoder] = {}
-_LOCK = threading.Lock()
+# Avro schemas a process encodes with at most (one per sink query, usually).
+_SCHEMAS = 64
 
 
 def _min_bytes(precision: int) -> int:
@@ -126,12 +126,12 @@ class _Encoder:
         return stream.getvalue()
 
 
+# The schema's JSON -> its encoder, per process.
+_ENCODERS: ProcessCache[str, _Encoder] = PROCESS.cache("eventhubs.avro-encoders", _SCHEMAS)
+
+
 def _encoder(schema_json: str) -> _Encoder:
-    with _LOCK:
-        encoder = _ENCODERS.get(schema_json)
-        if encoder is None:
-            encoder = _ENCODERS[schema_json] = _Encoder(schema_json)
-        return encoder
+    return _ENCODERS.get_or_make(schema_json, lambda: _Encoder(schema_json))
 
 
 def encode_bodies(

@@ -317,3 +317,29 @@ def test_the_eventhubs_caches_are_named_in_the_process_registry() -> None:
         "eventhubs.avro-writer-schemas",
         "eventhubs.avro-encoders",
     }
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_finds_none_of_the_products_entries() -> None:
+    from pysparksources.eventhubs import _send
+
+    _send._REACHED.put("a connection of the parent's", True)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write, repr(sum(PROCESS.sizes().values())).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    answered = select.select([read], [], [], 30)[0]
+    if not answered:
+        os.kill(pid, signal.SIGKILL)
+    with os.fdopen(read) as pipe:
+        report = pipe.read() if answered else "no answer: the child hung"
+    os.waitpid(pid, 0)
+    try:
+        assert report == "0"
+        assert "a connection of the parent's" in _send._REACHED
+    finally:
+        _send._REACHED.discard("a connection of the parent's")

@@ -30,7 +30,8 @@ class Closed:
         self._lock = threading.Lock()
 
     def __call__(self, value: Any) -> None:
-        if self.registry.lock.acquire(blocking=False):
+        # Under the lock, this thread would wait for itself; another thread lets go at once.
+        if self.registry.lock.acquire(timeout=2):
             self.registry.lock.release()
         else:
             self.under_lock += 1
@@ -48,16 +49,24 @@ def registry() -> Iterator[Registry]:
     made.stop()
 
 
+@pytest.fixture
+def by_hand() -> Iterator[Registry]:
+    """A registry without the thread: only the test sweeps (it drives the clock)."""
+    made = Registry(housekeeping=False)
+    yield made
+    made.stop()
+
+
 def _cache(registry: Registry, closed: Closed, **kwargs: Any) -> ProcessCache[Any, Any]:
     kwargs.setdefault("max_entries", 3)
     return registry.cache("test", close=closed, **kwargs)
 
 
 def test_the_least_recently_used_entry_is_closed_first_beyond_the_bound(
-    registry: Registry,
+    by_hand: Registry,
 ) -> None:
-    closed = Closed(registry)
-    cache = _cache(registry, closed)
+    closed = Closed(by_hand)
+    cache = _cache(by_hand, closed)
     for key in "abc":
         cache.put(key, key.upper())
     assert cache.get("a") == "A"  # used: now the most recent
@@ -74,16 +83,16 @@ def test_the_least_recently_used_entry_is_closed_first_beyond_the_bound(
     assert closed.values == ["B", "C", "A", "D", "E"] and closed.under_lock == 0
     assert len(cache) == 0
     with pytest.raises(ValueError, match="exists already"):
-        registry.cache("test", 1)
+        by_hand.cache("test", 1)
     with pytest.raises(ValueError, match="at least 1"):
-        registry.cache("empty", 0)
+        by_hand.cache("empty", 0)
 
 
-def test_entries_expire_by_age_or_by_time_unused_and_are_closed(registry: Registry) -> None:
+def test_entries_expire_by_age_or_by_time_unused_and_are_closed(by_hand: Registry) -> None:
     now = [100.0]
-    closed = Closed(registry)
-    aged = registry.cache("aged", 10, max_age_s=5.0, close=closed, clock=lambda: now[0])
-    idle = registry.cache("idle", 10, max_idle_s=5.0, close=closed, clock=lambda: now[0])
+    closed = Closed(by_hand)
+    aged = by_hand.cache("aged", 10, max_age_s=5.0, close=closed, clock=lambda: now[0])
+    idle = by_hand.cache("idle", 10, max_idle_s=5.0, close=closed, clock=lambda: now[0])
     aged.put("a", 1)
     aged.put("short", 2, max_age_s=1.0)  # its own age
     idle.put("i", 3)
@@ -99,9 +108,9 @@ def test_entries_expire_by_age_or_by_time_unused_and_are_closed(registry: Regist
 
 
 def test_a_sweep_closes_what_reap_names_outside_the_lock_and_leaves_what_was_taken(
-    registry: Registry,
+    by_hand: Registry,
 ) -> None:
-    closed = Closed(registry)
+    closed = Closed(by_hand)
     checked: list[str] = []
     cache: ProcessCache[str, str]
 
@@ -113,7 +122,7 @@ def test_a_sweep_closes_what_reap_names_outside_the_lock_and_leaves_what_was_tak
             raise RuntimeError("a bug in the check")
         return value in ("bad", "taken")
 
-    cache = registry.cache("reaped", 10, close=closed, reap=reap)
+    cache = by_hand.cache("reaped", 10, close=closed, reap=reap)
     for key, value in (("g", "good"), ("b", "bad"), ("t", "taken"), ("r", "raises")):
         cache.put(key, value)
     assert cache.sweep() == ["bad"]

@@ -77,7 +77,8 @@ class ProcessCache(Generic[K, V]):
         if sweep_every_s is None and (expiry or reap is not None):
             self.sweep_every_s = min(expiry) if expiry else 1.0
         self._entries: OrderedDict[K, _Entry[V]] = OrderedDict()
-        # When the sweep last ran, or the cache last became non-empty (the registry's clock).
+        # When the sweep last ran (the registry's clock): a cache that gets an entry after a
+        # quiet spell is swept at once (a receiver's spin check takes its first marks then).
         self._swept_at = 0.0
         self._warned = False
 
@@ -204,8 +205,6 @@ class ProcessCache(Generic[K, V]):
         return False
 
     def _store(self, key: K, value: V, max_age_s: float | None, gone: list[V]) -> None:
-        if not self._entries:
-            self._swept_at = time.monotonic()
         now = self.clock()
         previous = self._entries.pop(key, None)
         if previous is not None and previous.value is not value:
@@ -265,10 +264,13 @@ class ProcessValue(Generic[T]):
 class Registry:
     """The caches and per-process values of one process, and the thread that sweeps them.
 
-    The product uses the one :data:`PROCESS`; tests make their own.
+    The product uses the one :data:`PROCESS`; tests make their own, some without the thread
+    (``housekeeping=False``: only :meth:`ProcessCache.sweep` sweeps, for tests that drive time).
     """
 
-    def __init__(self, thread_name: str = "pysparksources-housekeeping") -> None:
+    def __init__(
+        self, thread_name: str = "pysparksources-housekeeping", housekeeping: bool = True
+    ) -> None:
         self.lock = threading.Lock()
         self.thread_name = thread_name
         self.inherited: list[Any] = []  # what a forked child got from its parent: untouched
@@ -276,7 +278,7 @@ class Registry:
         self._values: dict[str, ProcessValue[Any]] = {}
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
-        self._stopped = False
+        self._stopped = not housekeeping
         _REGISTRIES.add(self)
 
     def cache(

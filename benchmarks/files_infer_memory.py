@@ -30,7 +30,7 @@ ROWS_PER_WRITE = 100_000
 CHILD = """
 import json, resource, sys, time
 from pysparksources._core.option_table import Use
-from pysparksources.files._infer import infer_schema
+from pysparksources.files.schema.inference import infer_schema
 from pysparksources.files.options import parse_options
 
 options = {"path": sys.argv[1], "format": "json", **json.loads(sys.argv[2])}

@@ -309,7 +309,7 @@ class SqsDouble:
         return json.dumps({"Records": records})
 
     def receive(self, visibility_timeout_s: int, wait_s: int) -> list[Any]:
-        from pysparksources.files._queues import QueueMessage
+        from pysparksources.files.source.notifications.queues import QueueMessage
 
         self._counts.add("QUEUE")
         out: list[QueueMessage] = []
@@ -603,7 +603,7 @@ def measure_spark(
 @contextlib.contextmanager
 def queue_double(queue: SqsDouble) -> Iterator[None]:
     """Notification discovery opens ``queue`` instead of an SQS client, until exit."""
-    import pysparksources.files._discovery as discovery
+    import pysparksources.files.source.notifications.discovery as discovery
 
     real = getattr(discovery, "open_queue")  # noqa: B009 (not exported: replaced here)
     setattr(discovery, "open_queue", lambda kind, url, settings: queue)  # noqa: B010

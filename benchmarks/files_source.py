@@ -123,9 +123,9 @@ def planning_times(seen: int, batches: int = 20, per_batch: int = 5) -> dict[str
 
     from pysparksources._core.compat import ReadMaxFiles
     from pysparksources._core.option_table import Use
-    from pysparksources.files._source_log import VERSION, LogEntry, prune
     from pysparksources.files.options import parse_options
     from pysparksources.files.reader import FileStreamReader
+    from pysparksources.files.source.source_log import VERSION, LogEntry, prune
 
     work = Path(tempfile.mkdtemp(prefix="pyfile-plan-"))
     src, log = work / "in", work / "log"

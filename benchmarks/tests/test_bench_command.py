@@ -13,8 +13,7 @@ from benchmarks import SCENARIOS, bench_command, with_repository_path
 from benchmarks._children import REPOSITORY, emulator_command
 from benchmarks._command import _without_local_cluster, build_parser
 
-# The scenarios `pysparksources bench` had before the benchmarks left the wheel, and the
-# ones added since (files-malformed, files-schema, files-scale, files-infer-memory).
+# Every scenario, in the order `./dev bench --help` lists them.
 EXPECTED = [
     "rate", "floor", "profile", "latency", "startup", "files-source", "files-sink",
     "files-malformed", "files-schema", "files-scale", "files-infer-memory", "eventhubs-source",

@@ -23,11 +23,13 @@ PRODUCT_FILES = sorted(SOURCE.rglob("*.py"))
 
 # Exceptions that are caught inside the package and never reach a user, with why.
 PRIVATE_EXCEPTIONS = {
-    "EscapeSeen": "files/_csv_rows.py: switches a csv file to the exact reader, then caught",
-    "NotAStorageEvent": "files/_notifications.py: a queue message that is not a storage event, "
-    "logged, counted and deleted or left (unreadableMessages) by the discovery",
+    "EscapeSeen": "files/formats/_csv_records.py: switches a csv file to the exact reader, "
+    "then caught",
+    "NotAStorageEvent": "files/source/notifications/events.py: a queue message that is not a "
+    "storage event, logged, counted and deleted or left (unreadableMessages) by the discovery",
     "PositionError": "eventhubs: a position's parse error, always turned into an OptionError",
-    "RawTextNeeded": "files/_json_rows.py: asks for a line to be parsed again, then caught",
+    "RawTextNeeded": "files/formats/_json_values.py: asks for a line to be parsed again, then "
+    "caught",
 }
 # Modules that may raise ValueError because their caller turns it into ours: the value
 # grammar and every option declaration (Option.parse raises ValueError("expected ..."), which

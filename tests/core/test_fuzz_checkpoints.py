@@ -22,9 +22,9 @@ from pysparksources._core.option_table import Use
 from pysparksources.errors import CheckpointError, LimitExceededError, OffsetError
 from pysparksources.eventhubs.options import parse_options as eventhubs_parse
 from pysparksources.eventhubs.reader import _positions_of
-from pysparksources.files._manifest import parse_manifest
-from pysparksources.files._source_log import _parse as parse_source_log
 from pysparksources.files.reader import _parse_offset
+from pysparksources.files.sink.manifest import parse_manifest
+from pysparksources.files.source.source_log import _parse as parse_source_log
 from pysparksources.rate.config import RateConfig
 from pysparksources.rate.options import parse_options
 from pysparksources.rate.reader import RateStreamReader

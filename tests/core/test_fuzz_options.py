@@ -31,9 +31,9 @@ from pysparksources._core.options import Options
 from pysparksources.errors import OptionError
 from pysparksources.eventhubs._positions import PositionError, parse_position, parse_positions
 from pysparksources.eventhubs.options import parse_options as eventhubs_parse
-from pysparksources.files._listing import glob_regex
 from pysparksources.files.options import parse_options as files_parse
 from pysparksources.files.options import split_glob
+from pysparksources.files.storage.folder_listing import glob_regex
 from support.option_tables import FORMATS
 
 # Text that looks like what people type: digits, units, signs, spaces, JSON punctuation.
@@ -226,8 +226,8 @@ def test_pyfile_sink_options_found_by_fuzzing() -> None:
 
 def test_pyfile_source_globs_on_a_real_listing(tmp_path: Path) -> None:
     """The path globs that pass validation also list without an error."""
-    from pysparksources.files._filesystem import resolve
-    from pysparksources.files._listing import list_files
+    from pysparksources.files.storage.filesystem import resolve
+    from pysparksources.files.storage.folder_listing import list_files
 
     for name in ("a.txt", "b.csv", "c1.txt"):
         (tmp_path / name).write_text("x")

@@ -28,9 +28,9 @@ from pyspark.sql.types import StructType
 from pysparksources._core.checkpoint import Checkpoint
 from pysparksources.errors import CheckpointError, SourceLogInUseError
 from pysparksources.eventhubs._migrate import parse_connector_offset
-from pysparksources.files._filesystem import resolve
-from pysparksources.files._schema_store import SchemaStore
-from pysparksources.files._source_log import SourceLog
+from pysparksources.files.schema.store import SchemaStore
+from pysparksources.files.source.source_log import SourceLog
+from pysparksources.files.storage.filesystem import resolve
 from support.json_values import JSONISH, SCALARS
 
 DEEP = "[" * 100_000  # json.loads: RecursionError

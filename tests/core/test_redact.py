@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from pysparksources._redact import public_url, safe_url, scrubbed, showable
 from pysparksources.errors import ServiceError
-from pysparksources.files._filesystem import FileLocation, credentials_kept_out, resolve
+from pysparksources.files.storage.filesystem import FileLocation, credentials_kept_out, resolve
 
 AZURITE_KEY = (
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="

@@ -346,8 +346,8 @@ def test_sink_urls_and_manifest_entries_carry_no_credential(tmp_path: Path, case
     """The sink's base_url (manifest entries, repr, errors) keeps the scheme, host and path a
     reader needs, and nothing of the credential. ftp against a real server (the filesystem
     connects when it is made); nothing listens for https, which fsspec does not mind yet."""
-    from pysparksources.files._manifest import file_uri
     from pysparksources.files.options import _location  # the one place base_url is made
+    from pysparksources.files.sink.manifest import file_uri
     from support.ftp_server import serving_ftp
 
     with serving_ftp(tmp_path, "alice", URL_SECRET) as ftp:
@@ -373,7 +373,7 @@ def _sink_options(url: str) -> Any:
 def test_local_abfs_and_s3_manifest_entries_are_unchanged(tmp_path: Path) -> None:
     """What Spark's readers find stays byte-identical where no credential was ever there."""
     from pysparksources._redact import public_url
-    from pysparksources.files._manifest import file_uri
+    from pysparksources.files.sink.manifest import file_uri
 
     for base_url, expected in (
         (f"file://{tmp_path}/out", f"file://{tmp_path}/out/a%20b/part-0.json"),

@@ -77,6 +77,7 @@ def test_source_defaults_come_from_the_table(tmp_path: Path) -> None:
         ignore_missing_files=False,
         mode="PERMISSIVE",
         corrupt_column="_corrupt_record",
+        format_options={},
     )
 
 
@@ -255,7 +256,7 @@ def test_a_schema_spark_refuses_is_a_schema_error(tmp_path: Path) -> None:
 
 def test_committed_files_stays_importable_from_the_reader() -> None:
     """Documented in docs/pyfile-sink.md as pysparksources.files.reader.committed_files."""
-    from pysparksources.files._manifest import committed_files
     from pysparksources.files.reader import committed_files as public
+    from pysparksources.files.sink.manifest import committed_files
 
     assert public is committed_files

@@ -11,12 +11,12 @@ import io
 
 import pyarrow as pa
 
-from pysparksources.files._conversions import Parsing, conform
-from pysparksources.files._csv_rows import spark_csv_batches
-from pysparksources.files._hybrid_calendar import julian_to_gregorian
-from pysparksources.files._json_rows import arrow_read_type, python_batches
-from pysparksources.files._render import csv_lines, json_lines
-from pysparksources.files._zones import check_zone, instants_from_wall_times
+from pysparksources.files.formats._csv_records import spark_csv_batches
+from pysparksources.files.formats._json_values import arrow_read_type, python_batches
+from pysparksources.files.formats._orc_calendar import julian_to_gregorian
+from pysparksources.files.values.conversions import Parsing, conform
+from pysparksources.files.values.rendering import csv_lines, json_lines
+from pysparksources.files.values.zones import check_zone, instants_from_wall_times
 
 UTC = pa.timestamp("us", tz="UTC")
 LA = "America/Los_Angeles"

@@ -15,9 +15,9 @@ from pathlib import Path
 import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
 
-from pysparksources.files import _evolution
 from pysparksources.files.datasource import FileDataSource
 from pysparksources.files.reader import FileStreamReader
+from pysparksources.files.schema import evolution as _evolution
 
 
 def _pause(step: str) -> None:

@@ -20,7 +20,7 @@ a class-data-sharing archive of Spark's classes (support/jvm_archive.py). Both r
 Connect servers through SPARK_SUBMIT_OPTS, because the archive needs SPARK_CONF_DIR (which Spark
 puts on the class path) to be an empty folder; the standalone cluster's daemons and executors
 get the lean options from a ``java-opts`` file instead (``lean_jvm_conf``). Results do not
-change; ``pysparksources bench`` never runs with any of it.
+change; ``./dev bench`` never runs with any of it.
 
 ``run_layout`` builds all of it once per virtual environment and Spark version, in
 ``<venv>/pysparksources-tests`` (a temporary folder outside a virtual environment).

@@ -33,6 +33,7 @@ __all__ = ["LINES", "REFUSED", "Line", "prepared_venv", "run_tier"]
 
 FLOORS = TESTS / "lines" / "floors.txt"
 REQUIREMENTS = ROOT / "requirements-dev.txt"
+LINT_REQUIREMENTS = ROOT / "requirements-lint.txt"  # which requirements-dev.txt includes
 # What a tier's processes must not inherit from the suite that started it: its Spark layout,
 # its Connect server, its virtual environment.
 INHERITED = {
@@ -88,8 +89,9 @@ def cache_root() -> Path:
 
 
 def _digest(line: Line, full: bool) -> str:
-    text = line.constraints() + (REQUIREMENTS.read_text() if full else "")
+    text = line.constraints()
     if full:
+        text += REQUIREMENTS.read_text() + LINT_REQUIREMENTS.read_text()
         text += "".join((p / "pyproject.toml").read_text() for p in (PRODUCT, EMULATOR))
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 

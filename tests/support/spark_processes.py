@@ -1,5 +1,5 @@
 """Start and stop Spark processes for tests: a Spark Connect server, and (from the package,
-shared with ``pysparksources bench --local-cluster``) a standalone cluster.
+shared with ``./dev bench --local-cluster``) a standalone cluster.
 
 A classic session and ``SparkSession.builder.remote("local[2]")`` cannot share one Python
 process (SESSION_ALREADY_EXIST), so the Connect variants talk to a server in its own process.

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.wheel, pytest.mark.slow]
 
 # What a clone holds that the copy leaves out: environments, tools, caches, build output.
 NOT_IN_A_CLONE = shutil.ignore_patterns(
-    ".git", ".venv", ".tools", "__pycache__", "*.egg-info", "build", "dist", "site", ".*_cache"
+    ".git", ".venv*", ".tools", "__pycache__", "*.egg-info", "build", "dist", "site", ".*_cache"
 )
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+import pysparksources
 from pysparksources_emulator.testing import bodies, receive, send
 from support.demo_output import check_two_batch_demo
 from support.fresh_install import STEPS, FreshInstall
@@ -123,8 +124,14 @@ def test_the_product_wheel_carries_no_harness(fresh: FreshInstall) -> None:
         or name.endswith("conftest.py")
     ]
     assert unwanted == []
+    # The emulator is its own distribution: the product has no module of that name either.
+    assert [name for name in files if "emulator" in name.split("/")[1:-1]] == []
+    assert not [name for name in files if name.startswith("pysparksources/emulator")]
     metadata = Parser().parsestr(_wheel_text(fresh.dists.product_wheel, "METADATA"))
     assert 'pysparksources-emulator; extra == "demo"' in (metadata.get_all("Requires-Dist") or [])
+    # The one place that holds the version is what the packaging metadata says.
+    assert metadata["Version"] == pysparksources.__version__
+    print(f"product wheel: {fresh.dists.product_wheel.stat().st_size} bytes, {len(files)} files")
 
 
 def test_no_install_brings_pytest(fresh: FreshInstall) -> None:

@@ -20,13 +20,13 @@ import fsspec
 import pytest
 
 from pysparksources.errors import OptionError
-from pysparksources.files._filesystem import (
+from pysparksources.files.sink.manifest import ManifestLog, SinkFile
+from pysparksources.files.storage.filesystem import (
     FileLocation,
     create_exclusive,
     exclusive_create_problem,
     resolve,
 )
-from pysparksources.files._manifest import ManifestLog, SinkFile
 from support.object_stores import ObjectStore, store_param
 from support.pyfile_sink import stream_writer
 from support.pyfile_source import stream_reader

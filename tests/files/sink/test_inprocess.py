@@ -18,15 +18,15 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from pysparksources.files._filesystem import resolve
-from pysparksources.files._hive import escape
-from pysparksources.files._manifest import (
+from pysparksources.files.sink.manifest import (
     ManifestLog,
     SinkFile,
     committed_files,
     file_uri,
     uri_to_url,
 )
+from pysparksources.files.storage.filesystem import resolve
+from pysparksources.files.storage.partition_folders import escape
 from pysparksources.files.writer import FilesWritten
 from support.memory_fs import memory_root
 from support.pyfile_sink import stream_writer
@@ -167,7 +167,7 @@ def test_fast_iso_timestamps_and_dates_match_arrow(tz: str | None) -> None:
     import numpy as np
     import pyarrow.compute as pc
 
-    from pysparksources.files._render import iso_dates, iso_timestamps
+    from pysparksources.files.values.rendering import iso_dates, iso_timestamps
 
     rng = np.random.default_rng(7)
     spread = rng.integers(-62_135_596_800_000_000, 253_402_300_799_999_999, 20_000)
@@ -188,7 +188,7 @@ def test_json_lines_parse_back_with_fixed_width_and_null_columns(ignore_nulls: b
 
     import pyarrow as pa
 
-    from pysparksources.files._render import json_lines
+    from pysparksources.files.values.rendering import json_lines
 
     utc = dt.timezone.utc
     stamps = [dt.datetime(2024, 2, 29, 23, 59, 59, 123456, tzinfo=utc)] * 2
@@ -214,7 +214,7 @@ def test_json_lines_of_a_constant_column_match_the_per_row_rendering() -> None:
 
     import pyarrow as pa
 
-    from pysparksources.files._render import json_lines
+    from pysparksources.files.values.rendering import json_lines
 
     utc = dt.timezone.utc
     stamp = dt.datetime(2026, 11, 23, 6, 5, 4, 32, tzinfo=utc)

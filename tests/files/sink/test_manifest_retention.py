@@ -18,9 +18,9 @@ import pytest
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from pysparksources._core.compat import ReadAllAvailable
-from pysparksources.files._filesystem import resolve
-from pysparksources.files._manifest import CommittedFiles, ManifestLog, SinkFile
 from pysparksources.files.config import ManifestRetention
+from pysparksources.files.sink.manifest import CommittedFiles, ManifestLog, SinkFile
+from pysparksources.files.storage.filesystem import resolve
 from pysparksources.files.writer import FilesWritten, WrittenFile
 from support.pyfile_sink import sink_config, stream_writer
 from support.pyfile_source import stream_reader
@@ -187,7 +187,7 @@ def test_a_failing_sweep_never_fails_the_commit(
         raise OSError("service unavailable")
 
     monkeypatch.setattr(fs, "ls", unavailable)
-    with caplog.at_level("WARNING", logger="pysparksources.files._manifest"):
+    with caplog.at_level("WARNING", logger="pysparksources.files.sink.manifest"):
         manifest.add(10, [SinkFile(f"memory://{root}/out/10", 10, 10)])  # the floor moves here
     monkeypatch.undo()
     assert manifest.is_committed(10) and len(names(root)) == 11

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pysparksources.files._manifest import committed_files
+from pysparksources.files.sink.manifest import committed_files
 from support.object_stores import ObjectStore
 from support.pyfile_sink import run
 from support.streams import rate

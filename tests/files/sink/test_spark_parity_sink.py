@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pysparksources.files._manifest import ManifestLog, committed_files
+from pysparksources.files.sink.manifest import ManifestLog, committed_files
 from support.spark_parity import compares_with_spark
 from support.streams import progress
 from support.variants import CLASSIC_ONLY
@@ -234,7 +234,7 @@ def test_a_failed_batch_is_retried_exactly_once_after_restart(
 
 
 def _location(out: Path) -> Any:
-    from pysparksources.files._filesystem import resolve
+    from pysparksources.files.storage.filesystem import resolve
 
     return resolve(str(out / "_spark_metadata"))
 

@@ -14,12 +14,12 @@ import pytest
 from pysparksources._core.compat import ReadAllAvailable, ReadMaxBytes, ReadMaxFiles
 from pysparksources._core.option_table import Use
 from pysparksources.errors import SourceLogInUseError
-from pysparksources.files._admission import Admission, take_by_bytes
-from pysparksources.files._filesystem import resolve
-from pysparksources.files._listing import FileEntry, glob_regex, is_hidden, list_files
-from pysparksources.files._seen import SeenFiles
-from pysparksources.files._source_log import LogEntry, SourceLog
 from pysparksources.files.planning import ReadContext, plan_partitions
+from pysparksources.files.source.admission import Admission, take_by_bytes
+from pysparksources.files.source.seen_files import SeenFiles
+from pysparksources.files.source.source_log import LogEntry, SourceLog
+from pysparksources.files.storage.filesystem import resolve
+from pysparksources.files.storage.folder_listing import FileEntry, glob_regex, is_hidden, list_files
 from support.processes import process_state
 from support.pyfile_source import source_config
 
@@ -200,7 +200,7 @@ def test_planning_packs_by_size_and_splits_big_parquet() -> None:
 
 def test_damaged_log_and_manifest_files_are_checkpoint_errors(tmp_path: Path) -> None:
     from pysparksources.errors import CheckpointError
-    from pysparksources.files._manifest import parse_manifest
+    from pysparksources.files.sink.manifest import parse_manifest
 
     location = resolve(str(tmp_path / "log"))
     log = SourceLog(location)
@@ -222,7 +222,7 @@ def test_unreadable_and_vanished_files_name_themselves(tmp_path: Path) -> None:
     import pyarrow as pa
 
     from pysparksources.errors import CorruptFileError, DataLossError
-    from pysparksources.files._formats_read import FileSplit, read_split
+    from pysparksources.files.formats._read_split import FileSplit, read_split
 
     (tmp_path / "bad.parquet").write_text("not parquet")
     schema = pa.schema([("id", pa.int64())])

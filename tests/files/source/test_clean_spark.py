@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from pysparksources.files._clean import SourceCleaner
-from pysparksources.files._filesystem import resolve
+from pysparksources.files.source.clean_source import SourceCleaner
+from pysparksources.files.storage.filesystem import resolve
 from support.pyfile_source import ids_in, stream, write_parquet
 from support.streams import progress, run_available_now
 
@@ -68,7 +68,7 @@ def test_cleaner_logs_each_failure(tmp_path: Path, caplog: pytest.LogCaptureFixt
     src = write_parquet(tmp_path / "in" / "a.parquet", range(1))
     source = resolve(str(tmp_path / "in"))
     cleaner = SourceCleaner("archive", source, resolve(str(blocked)), source.path)
-    with caplog.at_level(logging.WARNING, logger="pysparksources.files._clean"):
+    with caplog.at_level(logging.WARNING, logger="pysparksources.files.source.clean_source"):
         cleaner.submit([str(src)])
         cleaner.close()
     assert src.exists()

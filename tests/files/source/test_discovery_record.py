@@ -14,13 +14,13 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pysparksources.errors import CheckpointError
-from pysparksources.files._discovery_record import (
+from pysparksources.files.source.notifications.discovery_record import (
     DiscoveryRecord,
     parse_record,
     read_record,
     write_record,
 )
-from pysparksources.files._filesystem import resolve
+from pysparksources.files.storage.filesystem import resolve
 from support.json_values import SCALARS, jsonish
 
 WHERE = "file:///log/discovery.json"

@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 
 from pysparksources._core.option_table import Use
 from pysparksources.errors import CorruptFileError, SchemaError
-from pysparksources.files import _sample_text
-from pysparksources.files._csv_rows import split_records
-from pysparksources.files._infer import infer_schema
-from pysparksources.files._sample_text import Budget, csv_records
+from pysparksources.files.formats import _sample_text
+from pysparksources.files.formats._csv_records import split_records
+from pysparksources.files.formats._sample_text import Budget, csv_records
+from pysparksources.files.schema.inference import infer_schema
 from support.pyfile_source import source_config
 
 

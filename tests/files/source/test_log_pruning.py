@@ -11,10 +11,10 @@ from typing import Any
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from pysparksources._core.compat import ReadMaxFiles
-from pysparksources.files._filesystem import resolve
-from pysparksources.files._source_log import LogEntry, SourceLog, prune
 from pysparksources.files.planning import FilePartition
 from pysparksources.files.reader import FileStreamReader
+from pysparksources.files.source.source_log import LogEntry, SourceLog, prune
+from pysparksources.files.storage.filesystem import resolve
 from support.pyfile_source import stream_reader
 
 SCHEMA = StructType([StructField("id", LongType()), StructField("name", StringType())])

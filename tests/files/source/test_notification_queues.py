@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pysparksources.files._queues import azure_queue_account, open_queue
+from pysparksources.files.source.notifications.queues import azure_queue_account, open_queue
 from support.azurite import azurite_queue  # noqa: F401  (a fixture)
 
 

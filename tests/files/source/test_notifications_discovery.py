@@ -27,19 +27,19 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from pysparksources._core.option_table import Use
 from pysparksources.errors import CheckpointError
-from pysparksources.files import _discovery
-from pysparksources.files._discovery import NotificationDiscovery
-from pysparksources.files._notifications import FileEvent
-from pysparksources.files._seen import SeenFiles
-from pysparksources.files._source_files import SourceLister
 from pysparksources.files.options import parse_options
 from pysparksources.files.reader import NOTIFICATIONS_KEY, FileStreamReader
+from pysparksources.files.source.file_index import SourceLister
+from pysparksources.files.source.notifications import discovery as _discovery
+from pysparksources.files.source.notifications.discovery import NotificationDiscovery
+from pysparksources.files.source.notifications.events import FileEvent
+from pysparksources.files.source.seen_files import SeenFiles
 from support.azurite import azurite_queue  # noqa: F401  (a fixture)
 from support.notifications import AzureNotifications, S3Notifications, parquet_bytes
 from support.pyfile_source import stream_reader
 
 SCHEMA = StructType([StructField("id", LongType()), StructField("name", StringType())])
-DISCOVERY_LOG = "pysparksources.files._discovery"
+DISCOVERY_LOG = "pysparksources.files.source.notifications.discovery"
 
 
 @pytest.fixture

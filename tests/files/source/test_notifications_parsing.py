@@ -14,15 +14,15 @@ from hypothesis import strategies as st
 
 from pysparksources._core.option_table import Use
 from pysparksources.errors import OptionError
-from pysparksources.files._listing import selects
-from pysparksources.files._notifications import (
+from pysparksources.files.options import parse_options
+from pysparksources.files.source.notifications.events import (
     FileEvent,
     NotAStorageEvent,
     parse_message,
     shown,
 )
-from pysparksources.files._throttled_log import ThrottledLog
-from pysparksources.files.options import parse_options
+from pysparksources.files.source.notifications.throttled_log import ThrottledLog
+from pysparksources.files.storage.folder_listing import selects
 
 # The example of MicrosoftDocs' event-schema-blob-storage.md, as Event Grid delivers it.
 BLOB_CREATED = {

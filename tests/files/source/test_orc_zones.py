@@ -19,8 +19,8 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pytest
 
-from pysparksources.files._orc_codecs import Compression, decompress
-from pysparksources.files._zones import jvm_default_zone
+from pysparksources.files.formats._orc_codecs import Compression, decompress
+from pysparksources.files.values.zones import jvm_default_zone
 
 FILES = Path(__file__).with_name("orc_zones")
 EXPECTED = json.loads((FILES / "expected.json").read_text())
@@ -33,8 +33,8 @@ READ_ALL = """
 import datetime as dt, json, os, sys
 import pyarrow as pa
 from pysparksources._core.option_table import Use
-from pysparksources.files._filesystem import resolve
-from pysparksources.files._formats_read import FileSplit, read_split
+from pysparksources.files.storage.filesystem import resolve
+from pysparksources.files.formats._read_split import FileSplit, read_split
 from pysparksources.files.options import parse_options
 
 folder = sys.argv[1]

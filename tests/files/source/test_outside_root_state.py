@@ -17,9 +17,9 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 from pysparksources._core.compat import ReadMaxFiles
 from pysparksources._core.option_table import Use
 from pysparksources.errors import CheckpointError
-from pysparksources.files._clean import SourceCleaner
-from pysparksources.files._filesystem import resolve
-from pysparksources.files._source_files import SourceLister
+from pysparksources.files.source.clean_source import SourceCleaner
+from pysparksources.files.source.file_index import SourceLister
+from pysparksources.files.storage.filesystem import resolve
 from support.option_tables import FORMATS
 from support.pyfile_source import stream_reader
 

@@ -2,7 +2,7 @@
 
 A csv or json file is read again from its start when pyarrow's reader stops on it (a malformed
 record, an escape character). pyarrow's reader threads go on reading for a while after it
-raised; before the file was taken back from them (``files._lent``), those reads moved the
+raised; before the file was taken back from them (``formats._text_input``), those reads moved the
 file's position under the second reading, which lost rows and cut lines in two, differently
 on every run. It showed in Spark's Python workers (5 of 6 reads of this input lost rows), not
 when the same files were read in a plain process. Each input is read several times: every row

@@ -21,8 +21,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pysparksources.files._listing import is_hidden, list_files, selects
-from pysparksources.files._safe_paths import DECODE_ROUNDS, below, path_problem
+from pysparksources.files.storage.folder_listing import is_hidden, list_files, selects
+from pysparksources.files.storage.safe_paths import DECODE_ROUNDS, below, path_problem
 
 REFUSED = [
     "..",

@@ -15,9 +15,9 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 from pysparksources._core.compat import ReadMaxFiles
 from pysparksources._core.option_table import Use
 from pysparksources.errors import OptionError
-from pysparksources.files._filesystem import resolve
-from pysparksources.files._source_log import LogEntry, SourceLog, derive_interval
 from pysparksources.files.options import parse_options
+from pysparksources.files.source.source_log import LogEntry, SourceLog, derive_interval
+from pysparksources.files.storage.filesystem import resolve
 from support.pyfile_source import stream_reader
 
 SCHEMA = StructType([StructField("id", LongType()), StructField("name", StringType())])
@@ -122,7 +122,7 @@ def test_an_existing_log_keeps_its_interval(
     history: list[LogEntry] = []
     write(log, range(7), history)  # 2.compact, 5.compact
     log.release()
-    with caplog.at_level(logging.WARNING, logger="pysparksources.files._source_log"):
+    with caplog.at_level(logging.WARNING, logger="pysparksources.files.source.source_log"):
         again = opened(folder, compact_interval=4, deletion=False)
         assert again.restore()[-1].path == "/f6"
         assert again.compact_interval == 3
@@ -131,7 +131,7 @@ def test_an_existing_log_keeps_its_interval(
     assert names(folder)[-3:] == ["6", "7", "8.compact"]
     again.release()
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="pysparksources.files._source_log"):
+    with caplog.at_level(logging.WARNING, logger="pysparksources.files.source.source_log"):
         same = SourceLog(resolve(str(folder)), compact_interval=3)
         assert same.compact_interval == 3
     assert not caplog.text  # the option agrees: no warning

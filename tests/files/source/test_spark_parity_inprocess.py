@@ -17,13 +17,13 @@ import pytest
 from fsspec.implementations.local import LocalFileSystem
 from pyspark.sql.types import StringType, StructField, StructType
 
-import pysparksources.files._source_files as source_module
+import pysparksources.files.source.file_index as source_module
 from pysparksources._core.compat import ReadAllAvailable, ReadMaxFiles
 from pysparksources.errors import OptionError, PartitionLayoutError, SchemaError
-from pysparksources.files._filesystem import resolve
-from pysparksources.files._seen import SeenFiles
 from pysparksources.files.planning import FilePartition
 from pysparksources.files.reader import FileBatchReader, FileStreamReader, read_partition
+from pysparksources.files.source.seen_files import SeenFiles
+from pysparksources.files.storage.filesystem import resolve
 from support.pyfile_source import batch_reader, source_config, stream_reader
 from support.spark_parity import ARCHIVE_RULES, archive_accepted
 
@@ -339,8 +339,8 @@ def _tree(root: Path, *files: str) -> None:
 
 
 def _listed(root: Path, path: str, recursive: bool = False) -> list[str]:
-    from pysparksources.files._listing import list_files
     from pysparksources.files.options import split_glob
+    from pysparksources.files.storage.folder_listing import list_files
 
     base, pattern = split_glob(f"{root}/{path}")
     fs = resolve(str(root)).filesystem()

@@ -399,8 +399,8 @@ def test_latest_first_and_max_file_age_match_spark(session: Any, tmp_path: Path)
     latestFirst plus maxFilesPerTrigger or maxBytesPerTrigger; without them a file older than
     maxFileAge before the newest file is never read, across a restart (SPARK-17165's rule).
     Spark's own source log (FileStreamSourceLog) is read with pyfile's log reader."""
-    from pysparksources.files._filesystem import resolve
-    from pysparksources.files._source_log import SourceLog
+    from pysparksources.files.source.source_log import SourceLog
+    from pysparksources.files.storage.filesystem import resolve
 
     configs = {
         "oldest": {"maxFilesPerTrigger": 1, "maxFileAge": "1m"},

@@ -13,6 +13,7 @@ from typing import Any
 
 from pysparksources._core import worker_python as _worker_python
 from pysparksources._core.registry import SOURCES, load_source
+from pysparksources._version import __version__
 from pysparksources.errors import OptionError, PySparkSourcesError, WorkerPythonError
 
 __all__ = [
@@ -23,7 +24,6 @@ __all__ = [
     "register",
     "source_names",
 ]
-__version__ = "0.1.0"
 
 
 def source_names() -> list[str]:

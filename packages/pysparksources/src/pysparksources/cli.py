@@ -1,8 +1,7 @@
 """The ``pysparksources`` command: ``demo``, ``doctor`` and ``eventhubs migrate-checkpoint``.
 
 Building the parser imports nothing else of the package: each subcommand imports what it runs.
-``eventhubs-emulator`` (deprecated) hands its arguments to the emulator's own command,
-``pysparksources-emulator`` (its own distribution), and ``bench`` says where the benchmarks went.
+The Event Hubs emulator has its own command, ``pysparksources-emulator`` (its own distribution).
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from typing import Any
 
 __all__ = ["main"]
 
-Handler = Callable[[argparse.Namespace, list[str]], int]
+Handler = Callable[[argparse.Namespace], int]
 
 
 def _note_worker_python() -> None:
@@ -31,7 +30,7 @@ def _note_worker_python() -> None:
         )
 
 
-def _demo(args: argparse.Namespace, rest: list[str]) -> int:
+def _demo(args: argparse.Namespace) -> int:
     from pysparksources._commands.demo_requirements import check_requirements
     from pysparksources.errors import PySparkSourcesError
 
@@ -51,45 +50,13 @@ def _demo(args: argparse.Namespace, rest: list[str]) -> int:
     return run_demo(batches=args.batches, output=args.output)
 
 
-def _bench(args: argparse.Namespace, rest: list[str]) -> int:
-    print(
-        "pysparksources: the benchmarks ship in no wheel; from a clone of the repository run "
-        "./dev bench " + " ".join(rest or ["--help"]),
-        file=sys.stderr,
-    )
-    return 2
-
-
-def _doctor(args: argparse.Namespace, rest: list[str]) -> int:
+def _doctor(args: argparse.Namespace) -> int:
     from pysparksources._commands.doctor import run_doctor
 
     return run_doctor(master=args.master, connect_url=args.connect)
 
 
-def _eventhubs_emulator(args: argparse.Namespace, rest: list[str]) -> int:
-    """Deprecated: the emulator's own command is ``pysparksources-emulator`` (same options)."""
-    try:
-        from pysparksources_emulator import serve
-    except ImportError:
-        print(
-            "pysparksources: the Event Hubs emulator is its own distribution: "
-            "pip install pysparksources-emulator, then run pysparksources-emulator",
-            file=sys.stderr,
-        )
-        return 2
-    print(
-        "pysparksources: `pysparksources eventhubs-emulator` is deprecated: run "
-        "pysparksources-emulator (the same options)",
-        file=sys.stderr,
-    )
-    return serve(rest)
-
-
-# Subcommands that parse the rest of the command line themselves.
-_DELEGATED = {"bench", "eventhubs-emulator"}
-
-
-def _eventhubs_migrate_checkpoint(args: argparse.Namespace, rest: list[str]) -> int:
+def _eventhubs_migrate_checkpoint(args: argparse.Namespace) -> int:
     from pysparksources.eventhubs._migrate import run
 
     return run(args)
@@ -146,33 +113,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.set_defaults(handler=_demo)
 
-    bench = commands.add_parser(
-        "bench", add_help=False, help="moved: ./dev bench in a clone of the repository"
-    )
-    bench.set_defaults(handler=_bench)
-
     doctor = commands.add_parser("doctor", help="check Java, worker Python, sessions, executors")
     doctor.add_argument("--master", default="local[1]", help="master URL to try (local[1])")
     doctor.add_argument("--connect", default=None, metavar="sc://HOST:PORT", help="Connect URL")
     doctor.set_defaults(handler=_doctor)
-
-    emulator = commands.add_parser(
-        "eventhubs-emulator",
-        add_help=False,
-        help="deprecated: run pysparksources-emulator (the same options)",
-    )
-    emulator.set_defaults(handler=_eventhubs_emulator)
     _add_eventhubs_tools(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args, rest = parser.parse_known_args(argv)
-    if rest and args.command not in _DELEGATED:
-        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args = parser.parse_args(argv)
     handler: Handler = args.handler
-    return handler(args, rest)
+    return handler(args)
 
 
 if __name__ == "__main__":

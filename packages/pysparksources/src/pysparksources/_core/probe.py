@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pyspark.sql.datasource import DataSource
 
-import pysparksources
+from pysparksources._version import __version__
 
 
 class ImportProbe(DataSource):
@@ -17,4 +17,4 @@ class ImportProbe(DataSource):
         return "pysparksources_import_probe"
 
     def schema(self) -> str:
-        return f"`{pysparksources.__version__}` STRING"
+        return f"`{__version__}` STRING"

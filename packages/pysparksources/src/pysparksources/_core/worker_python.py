@@ -160,8 +160,8 @@ def require_workers_import(spark: Any) -> None:
     Python the executors run; over Spark Connect it runs in the server's environment. Nothing
     waits for executors, so this works the same on a busy cluster.
     """
-    from pysparksources import __version__
     from pysparksources._core.probe import ImportProbe
+    from pysparksources._version import __version__
 
     register_source(spark, ImportProbe)
     try:

@@ -3,20 +3,23 @@
 ``options.parse_options`` fills every field from the option table (defaults included); this
 module imports neither, so executor-side code (format readers and writers, planning, the
 manifest) sees only these values. Storage options travel inside the
-:class:`~pysparksources.files._filesystem.FileLocation` values and are never printed.
+:class:`~pysparksources.files.storage.filesystem.FileLocation` values and are never printed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from pysparksources.files._filesystem import FileLocation
+from pysparksources.files.storage.filesystem import FileLocation
+
+if TYPE_CHECKING:
+    from pysparksources._core.option_table import Option
 
 __all__ = [
-    "COMPRESSION_SUFFIXES",
     "RESCUED_DEFAULT",
     "SINK_COMPACT_INTERVAL",
-    "TEXT_SCHEMA",
     "InferenceOptions",
     "ManifestRetention",
     "NotificationOptions",
@@ -26,30 +29,10 @@ __all__ = [
     "SourceConfig",
 ]
 
-# The schema of a text read without .schema(...), as Spark's text source has it.
-TEXT_SCHEMA = "value STRING"
-
 # Spark's readers derive the sink's compact interval from the manifest's file names and only
 # agree with its default, spark.sql.streaming.fileSink.log.compactInterval = 10: not an option.
 SINK_COMPACT_INTERVAL = 10
-
-# Codec name -> file-name suffix, per output format. Parquet compresses inside the file; the
-# text formats compress the whole file, with the suffix Hadoop (and so Spark's readers) use to
-# detect it. The option table takes the codec names from here.
-_TEXT_CODECS = {"none": "", "uncompressed": "", "gzip": ".gz", "bzip2": ".bz2", "zstd": ".zst"}
-COMPRESSION_SUFFIXES: dict[str, dict[str, str]] = {
-    "parquet": {
-        "none": "",
-        "uncompressed": "",
-        "snappy": ".snappy",
-        "gzip": ".gz",
-        "zstd": ".zstd",
-        "lz4": ".lz4raw",
-    },
-    "csv": _TEXT_CODECS,
-    "json": _TEXT_CODECS,
-    "text": _TEXT_CODECS,
-}
+T = TypeVar("T")
 
 
 # -- the source ---------------------------------------------------------------------------
@@ -72,13 +55,19 @@ class ReaderOptions:
     time_zone: str | None
     ignore_corrupt_files: bool
     ignore_missing_files: bool
-    mode: str  # csv/json: PERMISSIVE, DROPMALFORMED or FAILFAST
-    corrupt_column: str  # csv/json: where PERMISSIVE puts a malformed record's text
+    mode: str  # formats with parse modes: PERMISSIVE, DROPMALFORMED or FAILFAST
+    corrupt_column: str  # formats with parse modes: where PERMISSIVE puts a record's text
+    # The values of the read options a format declares itself, by option name.
+    format_options: Mapping[str, Any]
+
+    def format_option(self, option: Option[T]) -> T | None:
+        """The value of a read option the format declares itself (given, else its default)."""
+        return cast("T | None", self.format_options[option.name])
 
 
 @dataclass(frozen=True)
 class InferenceOptions:
-    """How a read without a schema infers one (driver only; see ``_infer``)."""
+    """How a read without a schema infers one (driver only; see ``schema.inference``)."""
 
     infer_types: bool  # csv: inferSchema
     sampling_ratio: float
@@ -94,7 +83,7 @@ RESCUED_DEFAULT = "_rescued_data"
 
 @dataclass(frozen=True)
 class SchemaPolicy:
-    """Where the schema is kept and what columns it lacks do (see ``_evolution``)."""
+    """Where the schema is kept and what columns it lacks do (see ``schema.evolution``)."""
 
     location: FileLocation | None
     hints: str | None
@@ -218,6 +207,12 @@ class SinkConfig:
     row_group_rows: int
     time_zone: str | None
     retention: ManifestRetention
+    # The values of the write options a format declares itself, by option name.
+    format_options: Mapping[str, Any]
+
+    def format_option(self, option: Option[T]) -> T | None:
+        """The value of a write option the format declares itself (given, else its default)."""
+        return cast("T | None", self.format_options[option.name])
 
     @property
     def compact_interval(self) -> int:

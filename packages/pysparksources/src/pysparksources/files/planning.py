@@ -1,9 +1,9 @@
 """Group a batch's files into input partitions by size, the way Spark's file scan does.
 
 Target bytes per partition = min(maxPartitionBytes, max(openCostInBytes, total / cores)); each
-file costs its size plus openCostInBytes. Parquet files larger than the target are split into
-byte ranges (a task reads the row groups whose middle falls in its range, as Spark does);
-csv, json, text and orc files are read whole by one task.
+file costs its size plus openCostInBytes. Files of a splittable format (parquet) larger than
+the target are split into byte ranges (a task reads the units that start in its range, as
+Spark does); files of the other formats are read whole by one task.
 """
 
 from __future__ import annotations
@@ -14,19 +14,17 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import InputPartition
 
-from pysparksources.files._filesystem import FileLocation
-from pysparksources.files._formats_read import FileSplit
-from pysparksources.files._listing import partition_values, relative_dir
+from pysparksources.files.formats import FileSplit, format_named
+from pysparksources.files.storage.filesystem import FileLocation
+from pysparksources.files.storage.partition_folders import partition_values, relative_dir
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from pysparksources.files._evolution import Evolution
     from pysparksources.files.config import ReaderOptions
+    from pysparksources.files.schema.evolution import Evolution
 
 __all__ = ["FilePartition", "ReadContext", "max_split_bytes", "plan_partitions"]
-
-SPLITTABLE = ("parquet",)
 
 
 @dataclass(frozen=True)
@@ -38,7 +36,7 @@ class ReadContext:
     reader: ReaderOptions
     corrupt_log: FileLocation | None = None
     batch_id: int = -1
-    evolution: Evolution | None = None  # files fitted to the schema (see _evolution)
+    evolution: Evolution | None = None  # files fitted to the schema (see schema.evolution)
 
     def __repr__(self) -> str:
         return f"ReadContext({self.location!r}, {self.reader.format})"
@@ -67,7 +65,7 @@ def max_split_bytes(
 def _splits(
     path: str, size: int, values: dict[str, str], fmt: str, target_bytes: int
 ) -> list[FileSplit]:
-    if fmt not in SPLITTABLE or size <= target_bytes:
+    if not format_named(fmt).splittable or size <= target_bytes:
         return [FileSplit(path, size, 0, None, values)]
     return [
         FileSplit(path, size, start, min(target_bytes, size - start), values)

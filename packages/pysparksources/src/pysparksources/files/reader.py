@@ -42,25 +42,25 @@ from pysparksources._core.offsets import canonical_offset, checked_ints, offset_
 from pysparksources._redact import scrubbed
 from pysparksources.errors import CheckpointError, OptionError, SchemaError
 from pysparksources.files import NAME
-from pysparksources.files._admission import Admission
-from pysparksources.files._clean import SourceCleaner
-from pysparksources.files._discovery import NotificationDiscovery
-from pysparksources.files._evolution import evolution_of
-from pysparksources.files._filesystem import credentials_kept_out, exclusive_create_problem
-from pysparksources.files._formats_read import read_split
-from pysparksources.files._listing import FileEntry
-from pysparksources.files._manifest import committed_files
-from pysparksources.files._rescue import read_evolving
-from pysparksources.files._safe_paths import below
-from pysparksources.files._seen import SeenFiles
-from pysparksources.files._source_files import (
+from pysparksources.files.config import ReaderOptions, SourceConfig
+from pysparksources.files.formats import format_named, read_split
+from pysparksources.files.planning import FilePartition, ReadContext, plan_partitions
+from pysparksources.files.schema.evolution import evolution_of
+from pysparksources.files.schema.rescue import read_evolving
+from pysparksources.files.sink.manifest import committed_files
+from pysparksources.files.source.admission import Admission
+from pysparksources.files.source.clean_source import SourceCleaner
+from pysparksources.files.source.file_index import (
     SourceLister,
     reads_partition_values,
     require_folder,
 )
-from pysparksources.files._source_log import LogEntry, SourceLog, prune
-from pysparksources.files.config import ReaderOptions, SourceConfig
-from pysparksources.files.planning import FilePartition, ReadContext, plan_partitions
+from pysparksources.files.source.notifications.discovery import NotificationDiscovery
+from pysparksources.files.source.seen_files import SeenFiles
+from pysparksources.files.source.source_log import LogEntry, SourceLog, prune
+from pysparksources.files.storage.filesystem import credentials_kept_out, exclusive_create_problem
+from pysparksources.files.storage.folder_listing import FileEntry
+from pysparksources.files.storage.safe_paths import below
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -82,22 +82,17 @@ NOTIFICATIONS_KEY = "@notifications"
 
 
 def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
-    _check_schema(schema, config.reader.format)
-    _check_corrupt_column(schema, config.reader)
+    fmt = format_named(config.reader.format)
+    _check_names(schema)
     target = spark_arrow_schema(schema)
-    if config.reader.format == "text":
-        strings = [f for f in target if pa.types.is_string(f.type)]
-        if not strings:
-            raise OptionError.invalid(
-                NAME, "format", "the text format needs a STRING column (value)", "text"
-            )
+    fmt.check_read_schema(schema, target)
+    if fmt.parse_modes:
+        _check_corrupt_column(schema, config.reader)
     return target
 
 
-def _check_schema(schema: StructType, fmt: str) -> None:
+def _check_names(schema: StructType) -> None:
     """Refuse at query start what Spark's file source refuses when the query is defined."""
-    from pyspark.sql.types import StringType
-
     names: dict[str, str] = {}
     for name in schema.names:
         if name.lower() in names:
@@ -107,21 +102,13 @@ def _check_schema(schema: StructType, fmt: str) -> None:
                 f"{name!r}; compared case-insensitively, as Spark does by default): rename one",
             )
         names[name.lower()] = name
-    if fmt == "json":
-        for column, key_type in _map_key_types(schema, ""):
-            if not isinstance(key_type, StringType):
-                raise SchemaError(
-                    NAME,
-                    f"the schema's column {column!r}: a JSON map can only have STRING keys, "
-                    f"not {key_type.simpleString()}",
-                )
 
 
 def _check_corrupt_column(schema: StructType, reader: ReaderOptions) -> None:
     """Spark's rule: the column that takes malformed records' text is a nullable STRING."""
     from pyspark.sql.types import StringType
 
-    if reader.format not in ("csv", "json") or reader.corrupt_column not in schema.names:
+    if reader.corrupt_column not in schema.names:
         return
     column = schema[reader.corrupt_column]
     if not isinstance(column.dataType, StringType) or not column.nullable:
@@ -131,19 +118,6 @@ def _check_corrupt_column(schema: StructType, reader: ReaderOptions) -> None:
             "(columnNameOfCorruptRecord), so it must be a nullable STRING, not "
             f"{column.dataType.simpleString()}{'' if column.nullable else ' NOT NULL'}",
         )
-
-
-def _map_key_types(data_type: Any, path: str) -> Iterator[tuple[str, Any]]:
-    from pyspark.sql.types import ArrayType, MapType, StructType
-
-    if isinstance(data_type, StructType):
-        for f in data_type.fields:
-            yield from _map_key_types(f.dataType, f"{path}.{f.name}" if path else f.name)
-    elif isinstance(data_type, ArrayType):
-        yield from _map_key_types(data_type.elementType, path)
-    elif isinstance(data_type, MapType):
-        yield path, data_type.keyType
-        yield from _map_key_types(data_type.valueType, path)
 
 
 def _parse_offset(offset: Any) -> tuple[int, str | None]:

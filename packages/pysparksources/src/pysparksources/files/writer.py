@@ -31,12 +31,12 @@ from pysparksources._core.worker_gc import freeze_imports
 from pysparksources._redact import scrubbed
 from pysparksources.errors import CheckpointError, OptionError
 from pysparksources.files import NAME
-from pysparksources.files._filesystem import credentials_kept_out
-from pysparksources.files._formats_write import PartFile, check_schema, file_suffix
-from pysparksources.files._hive import split_by_partition
-from pysparksources.files._listing import is_hidden
-from pysparksources.files._manifest import METADATA_DIR, ManifestLog, SinkFile, file_uri
 from pysparksources.files.config import SinkConfig
+from pysparksources.files.sink.manifest import METADATA_DIR, ManifestLog, SinkFile, file_uri
+from pysparksources.files.sink.part_files import PartFile, check_schema, file_suffix
+from pysparksources.files.storage.filesystem import credentials_kept_out
+from pysparksources.files.storage.folder_listing import is_hidden
+from pysparksources.files.storage.partition_folders import split_by_partition
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -139,7 +139,7 @@ class _TaskFiles:
 
     def finish(self) -> list[WrittenFile]:
         """Close every file and report it with its size and time as storage sees them."""
-        from pysparksources.files._listing import modification_ms
+        from pysparksources.files.storage.folder_listing import modification_ms
 
         for folder in list(self.open):
             self._finish(folder)

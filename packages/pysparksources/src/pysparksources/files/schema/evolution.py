@@ -1,0 +1,151 @@
+"""Schemas that survive change: the schema location, hints, and what columns a schema lacks do.
+
+Driver, at ``load()``: :func:`read_schema_of` infers the schema (or reads the latest version
+from ``schemaLocation``, recording version 0 at the first start), applies ``schemaHints`` and
+adds the rescued-data column. Executors: :func:`read_evolving` reads a file by its own columns
+and fits them to the query's schema (see ``rescue``); columns the schema lacks then do what
+``schemaEvolutionMode`` says:
+
+- ``addNewColumns``: the columns (typed by inference on that file) are appended to the latest
+  version as a new version, written durably first; then the task fails with
+  :class:`~pysparksources.errors.SchemaChangedError`, which stops the query. Spark has not
+  committed the batch, so the restart replays it, reading the new version at ``load()``.
+- ``failOnNewColumns``: the query stops; nothing is recorded.
+- ``rescue`` (and ``none`` with ``rescuedDataColumn``): the values go to the rescued column.
+- ``none``: they are ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql.types import StringType, StructField, StructType
+
+from pysparksources.errors import SchemaChangedError, SchemaError
+from pysparksources.files import NAME
+from pysparksources.files.config import InferenceOptions, ReaderOptions, SourceConfig
+from pysparksources.files.formats import format_named
+from pysparksources.files.schema.hints import apply_hints, parse_hints
+from pysparksources.files.schema.inference import infer_files, infer_schema
+from pysparksources.files.schema.store import SchemaStore
+from pysparksources.files.storage.filesystem import FileLocation
+from pysparksources.files.storage.folder_listing import FileEntry
+
+__all__ = ["Evolution", "effective_schema", "evolution_of", "read_schema_of", "step_hook"]
+
+
+def step_hook(step: str) -> None:
+    """Called at each step of a schema change (``new_columns`` when a task first meets them,
+    ``before_version``, ``after_version``); does nothing. Tests replace it to stop a task
+    there and kill its process."""
+
+
+@dataclass(frozen=True)
+class Evolution:
+    """What a task needs to fit files to the schema (travels in each partition)."""
+
+    mode: str
+    rescued_column: str | None
+    store_location: FileLocation | None
+    location: FileLocation
+    reader: ReaderOptions
+    inference: InferenceOptions
+
+    @property
+    def rescues_new_columns(self) -> bool:
+        return self.rescued_column is not None and self.mode in ("rescue", "none")
+
+    def infer(self, path: str) -> StructType:
+        """The types of one file's columns, as inference gives them."""
+        return infer_files(self.location, self.reader, self.inference, [FileEntry(path, 0, 0)])
+
+
+def read_schema_of(config: SourceConfig) -> StructType:
+    """The schema of a read without ``.schema(...)`` (see the module docstring)."""
+    policy = config.schema_policy
+    if policy.location is None:
+        data = infer_schema(config)
+    else:
+        store = SchemaStore(policy.location)
+        latest = store.latest()
+        if latest is None:
+            latest = store.record(
+                0, infer_schema(config), "inferred from the first files at the first start"
+            )
+        data = latest.schema
+    return effective_schema(data, config, inferred=True)
+
+
+def effective_schema(data: StructType, config: SourceConfig, inferred: bool) -> StructType:
+    """``data`` with the hints applied and the rescued-data column added."""
+    policy = config.schema_policy
+    schema = apply_hints(data, parse_hints(policy.hints)) if policy.hints else data
+    rescued = policy.rescued_column(inferred)
+    if rescued is not None:
+        if rescued.lower() in (name.lower() for name in schema.names):
+            raise SchemaError(
+                NAME,
+                f"the files have a column named {rescued!r}, the rescued-data column's name: "
+                "set rescuedDataColumn to another name",
+            )
+        schema = StructType([*schema.fields, StructField(rescued, StringType())])
+    return schema
+
+
+def evolution_of(config: SourceConfig, schema: StructType) -> Evolution | None:
+    """The tasks' instructions, or None where files are read as before (mode none, no
+    rescued column): Spark's own behaviour, on the fast path."""
+    policy = config.schema_policy
+    mode = policy.mode()
+    rescued = policy.rescued_column()
+    if mode == "none" and rescued is None:
+        return None
+    if format_named(config.reader.format).fixed_schema is not None:
+        return None  # every file has the format's one schema: nothing evolves
+    if rescued is not None and rescued not in schema.names:
+        raise SchemaError(
+            NAME,
+            f"schemaEvolutionMode={mode} keeps what does not fit in the rescued-data column "
+            f"{rescued!r}, which the given schema lacks: add `{rescued} STRING` to it",
+        )
+    if rescued is not None and not isinstance(schema[rescued].dataType, StringType):
+        raise SchemaError(NAME, f"the rescued-data column {rescued!r} must be a STRING column")
+    return Evolution(
+        mode, rescued, policy.location, config.location, config.reader, config.inference
+    )
+
+
+def new_columns_found(evolution: Evolution, path: str, url: str, new: list[str]) -> None:
+    """Columns the schema lacks, in a file: record them (addNewColumns) and stop, or stop."""
+    shown = ", ".join(repr(name) for name in new)
+    if evolution.mode == "failOnNewColumns":
+        raise SchemaChangedError(
+            NAME,
+            f"file {url} has columns the schema lacks: {shown} (schemaEvolutionMode="
+            "failOnNewColumns): add them to the schema, change the mode, or remove the file",
+        )
+    assert evolution.store_location is not None
+    store = SchemaStore(evolution.store_location)
+    step_hook("before_version")
+    latest = store.latest()
+    number = 0 if latest is None else latest.number
+    known = set() if latest is None else {n.lower() for n in latest.schema.names}
+    missing = [name for name in new if name.lower() not in known]
+    if missing and latest is not None:
+        types = evolution.infer(path)
+        added = [f for f in types.fields if f.name in missing]
+        added += [StructField(n, StringType()) for n in missing if n not in types.names]
+        number = latest.number + 1
+        recorded = store.record(
+            number,
+            StructType([*latest.schema.fields, *added]),
+            f"new columns {shown} in {url}",
+        )
+        number = recorded.number
+    step_hook("after_version")
+    raise SchemaChangedError(
+        NAME,
+        f"file {url} has new columns {shown}: recorded in schema version {number} in "
+        f"{store.describe()}; restart the query to read them (schemaEvolutionMode="
+        "addNewColumns)",
+    )

@@ -14,11 +14,6 @@ import importlib.util
 from pysparksources._core.options import Options
 from pysparksources.errors import OptionError, SchemaError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs._avro_schema import (
-    canonical_schema_text,
-    parse_avro_schema,
-    spark_ddl,
-)
 from pysparksources.eventhubs._option_table import (
     AUTH,
     AUTHORITY_HOST,
@@ -43,6 +38,11 @@ from pysparksources.eventhubs._option_table import (
     WRITE_BODY_FORMAT,
 )
 from pysparksources.eventhubs._schema import READ_SCHEMA_DDL
+from pysparksources.eventhubs.avro.schema import (
+    canonical_schema_text,
+    parse_avro_schema,
+    spark_ddl,
+)
 from pysparksources.eventhubs.config import BodyFormat, RegistryConfig
 
 __all__ = ["parse_body_format", "read_schema_ddl"]

@@ -301,7 +301,7 @@ def _check_read_schema(body: BodyFormat, schema: StructType) -> None:
     """A ``.schema(...)`` given to an Avro read must be the one avroSchema gives (Spark does
     not show a user schema to the data source at load(), so this waits for the reader)."""
     from pysparksources._core.compat import spark_schema_of
-    from pysparksources.eventhubs._avro_read import read_arrow_schema
+    from pysparksources.eventhubs.avro.decode import read_arrow_schema
 
     expected = spark_schema_of(read_arrow_schema(body)).simpleString()
     if schema.simpleString() != expected:
@@ -393,7 +393,7 @@ def _check_columns(
 
 def _avro_body(body: BodyFormat, schema: StructType, arrow: pa.Schema) -> BodyFormat:
     """The schema to encode with: avroSchema checked against the body column, or derived."""
-    from pysparksources.eventhubs._avro_write import derive_avro_schema, schema_mismatch
+    from pysparksources.eventhubs.avro.encode import derive_avro_schema, schema_mismatch
 
     column = next(c for c in arrow if c.name.lower() == "body")
     if body.schema_json is None:

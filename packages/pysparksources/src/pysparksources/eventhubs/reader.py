@@ -210,7 +210,7 @@ def _record_batch(config: SourceConfig, events: list[Any], partition_id: str) ->
     # Imported here, on executors: the driver's planner process would otherwise import
     # pyarrow.compute (~60 ms) while the query starts, for nothing.
     from pysparksources.eventhubs._arrowize import to_record_batch
-    from pysparksources.eventhubs._avro_read import decode_batch
+    from pysparksources.eventhubs.avro.decode import decode_batch
 
     batch = to_record_batch(events, partition_id)
     if not config.body.avro:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 
 from pysparksources._core.hooks import HookPoint, points
+from pysparksources.files.source.notifications.discovery import OPEN_QUEUE
+from pysparksources.files.source.notifications.queues import open_queue
 
 
 def test_a_point_runs_its_default_until_an_action_is_installed() -> None:
@@ -45,7 +47,9 @@ def test_the_products_points_are_declared_documented_and_inert() -> None:
 
     declared = points()
     assert declared["pyfile.schema_change_step"] is SCHEMA_CHANGE_STEP
+    assert declared["pyfile.open_notification_queue"] is OPEN_QUEUE
     for name, point in declared.items():
         if name.startswith("pyfile."):
             assert point.doc and "default" in repr(point), name
     assert SCHEMA_CHANGE_STEP("before_version") is None  # nothing happens by default
+    assert OPEN_QUEUE.default is open_queue

@@ -18,7 +18,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +31,9 @@ from pysparksources.files.options import parse_options
 from pysparksources.files.reader import NOTIFICATIONS_KEY, FileStreamReader
 from pysparksources.files.source.file_index import SourceLister
 from pysparksources.files.source.notifications import discovery as _discovery
-from pysparksources.files.source.notifications.discovery import NotificationDiscovery
+from pysparksources.files.source.notifications.discovery import OPEN_QUEUE, NotificationDiscovery
 from pysparksources.files.source.notifications.events import FileEvent
+from pysparksources.files.source.notifications.queues import NotificationQueue, open_queue
 from pysparksources.files.source.seen_files import SeenFiles
 from support.azurite import azurite_queue  # noqa: F401  (a fixture)
 from support.notifications import AzureNotifications, S3Notifications, parquet_bytes
@@ -148,7 +149,10 @@ def test_unreadable_messages_are_counted_logged_and_deleted(
 
 
 def test_leave_keeps_unreadable_messages_for_the_dead_letter_queue(
-    s3: S3Notifications, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    s3: S3Notifications,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """SQS moves a message to the dead-letter queue once received maxReceiveCount times; a
     left message is hidden at each receipt (an hour; 1 s here), so a run receives it about
@@ -162,8 +166,12 @@ def test_leave_keeps_unreadable_messages_for_the_dead_letter_queue(
     s3.sqs.send_message(QueueUrl=s3.queue_url, MessageBody="not an event")
     monkeypatch.setattr(_discovery, "LEFT_HIDDEN_S", 1)
     driver = Driver(s3, tmp_path / "log", unreadableMessages="leave")
-    assert driver.trigger() == []
+    with caplog.at_level(logging.WARNING, logger=DISCOVERY_LOG):
+        assert driver.trigger() == []
     assert driver.counts()["unreadableMessages"] == 1
+    # The queue's own attributes say how often it came: what the dead-letter policy counts.
+    [line] = [r.getMessage() for r in caplog.records if r.name == DISCOVERY_LOG]
+    assert "(delivery 1, enqueued 20" in line and "left in the queue" in line
     assert s3.depth() == 1  # left, hidden
     driver.trigger()
     time.sleep(1.3)
@@ -173,6 +181,23 @@ def test_leave_keeps_unreadable_messages_for_the_dead_letter_queue(
     assert [m["Body"] for m in moved] == ["not an event"]
     assert driver.counts()["unreadableMessages"] == 1  # once a run
     driver.stop()
+
+
+def test_discovery_opens_its_queue_at_the_hook_point(s3: S3Notifications, tmp_path: Path) -> None:
+    """OPEN_QUEUE is where a benchmark hands discovery a queue double: whatever is installed
+    there is the queue discovery reads."""
+    opened: list[tuple[str, str]] = []
+
+    def spying(kind: str, url: str, settings: Mapping[str, str]) -> NotificationQueue:
+        opened.append((kind, url))
+        return open_queue(kind, url, settings)
+
+    s3.upload(f"{s3.root}/in/a.parquet", parquet_bytes(range(3)))
+    with OPEN_QUEUE.installed(spying):
+        driver = Driver(s3, tmp_path / "log")
+        assert _names(driver.trigger()) == ["a.parquet"]
+        driver.stop()
+    assert opened == [("sqs", s3.queue_url)]
 
 
 def test_leave_on_azure_keeps_the_message_hidden_and_counted_once(

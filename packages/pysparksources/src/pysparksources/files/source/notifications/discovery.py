@@ -46,10 +46,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pysparksources._core.hooks import HookPoint
 from pysparksources.errors import ArgumentError, OptionError, ServiceError
 from pysparksources.files import NAME
 from pysparksources.files.config import NotificationOptions, SourceConfig
@@ -71,6 +72,7 @@ from pysparksources.files.source.notifications.file_lookups import look_up
 from pysparksources.files.source.notifications.queues import (
     NotificationQueue,
     QueueMessage,
+    backend_named,
     open_queue,
 )
 from pysparksources.files.source.notifications.throttled_log import ThrottledLog
@@ -79,7 +81,7 @@ from pysparksources.files.source.source_log import LogEntry
 from pysparksources.files.storage.folder_listing import FileEntry, selects
 from pysparksources.files.storage.safe_paths import path_problem
 
-__all__ = ["COUNTS", "LEFT_HIDDEN_S", "RECEIVE_CAP", "NotificationDiscovery"]
+__all__ = ["COUNTS", "LEFT_HIDDEN_S", "OPEN_QUEUE", "RECEIVE_CAP", "NotificationDiscovery"]
 
 log = logging.getLogger(__name__)
 # Messages received per trigger, and files waiting for a batch, at most: the rest stays in the
@@ -92,6 +94,12 @@ LEFT_KEPT = 100_000
 NOT_SHOWN = "<not shown>"
 # What the progress reports under "@notifications" (see reportLatestOffset).
 COUNTS = ("unreadableMessages", "missingFiles", "foreignEvents", "refusedPaths")
+OPEN_QUEUE: HookPoint[[str, str, Mapping[str, str]], NotificationQueue] = HookPoint(
+    "pyfile.open_notification_queue",
+    "opens the queue of notification discovery (kind, URL, queue.* settings); a benchmark "
+    "hands a queue double instead",
+    open_queue,
+)
 
 
 @dataclass
@@ -123,6 +131,8 @@ class NotificationDiscovery:
             raise ArgumentError(NAME, "notification discovery needs a queue and a source log")
         self._config = config
         self._options: NotificationOptions = config.notifications
+        # An unknown kind fails here, when the query starts, not at the first receive.
+        self._backend = backend_named(self._options.kind)
         self._seen = seen
         self._lister = lister
         self._queue: NotificationQueue | None = None
@@ -190,7 +200,7 @@ class NotificationDiscovery:
     # -- whose files: the path's storage account or bucket ---------------------------------
     def _scope(self) -> tuple[str | None, str | None]:
         """(Azure account, S3 bucket) of the path: events naming another are not its files."""
-        if self._options.kind == "sqs":
+        if self._backend.scope == "bucket":
             bucket = self._config.base.split("/", 1)[0]
             return None, None if _has_glob(bucket) else bucket
         fs: Any = self._config.location.filesystem()
@@ -221,7 +231,7 @@ class NotificationDiscovery:
     def _open(self) -> NotificationQueue:
         if self._queue is None:
             self._queue = self._call(
-                "open", lambda: open_queue(self._options.kind, self._options.url, self._settings)
+                "open", lambda: OPEN_QUEUE(self._backend.kind, self._options.url, self._settings)
             )
         return self._queue
 
@@ -235,15 +245,16 @@ class NotificationDiscovery:
         waited = False
         this_poll: set[str] = set()
         while received < RECEIVE_CAP and len(self._pending) + len(self._unchecked) < RECEIVE_CAP:
-            # AvailableNow waits a second before believing an empty answer: SQS's short poll
-            # samples some of its servers and can answer empty while messages are there.
+            # AvailableNow waits a second before believing an empty answer where it may be
+            # wrong: SQS's short poll samples some of its servers and can answer empty while
+            # messages are there.
             wait = 1 if drain and waited else 0
             messages = self._call(
                 "receive from",
                 lambda wait=wait: queue.receive(self._options.visibility_timeout_s, wait),
             )
             if not messages:
-                if drain and not waited and self._options.kind == "sqs":
+                if drain and not waited and self._backend.empty_may_miss:
                     waited = True
                     continue
                 break
@@ -312,9 +323,10 @@ class NotificationDiscovery:
         leave = self._options.leave_unreadable
         self._warnings.warning(
             "unreadable",
-            "%s: queue message %s is not a storage event this source reads (%s): %s",
+            "%s: queue message %s%s is not a storage event this source reads (%s): %s",
             NAME,
             shown(message.id),
+            _history(message),
             reason,
             "left in the queue for its dead-letter policy (unreadableMessages=leave)"
             if leave
@@ -486,6 +498,16 @@ class NotificationDiscovery:
             if secret:
                 text = text.replace(secret, NOT_SHOWN)
         return text
+
+
+def _history(message: QueueMessage) -> str:
+    """What the queue says of ``message`` (its receive count, when it was enqueued), if any."""
+    parts = []
+    if message.receive_count is not None:
+        parts.append(f"delivery {message.receive_count}")
+    if message.enqueued_at is not None:
+        parts.append(f"enqueued {message.enqueued_at.isoformat(timespec='seconds')}")
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def _has_glob(text: str) -> bool:

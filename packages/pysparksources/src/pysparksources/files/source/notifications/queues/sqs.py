@@ -1,143 +1,44 @@
-"""The queues notification discovery reads, behind one small interface.
-
-An Azure Storage queue (``azure-storage-queue``, the ``azure`` extra) or an Amazon SQS queue
-(``boto3``, the ``s3`` extra), both read the same way: receive a few messages, which stay
-invisible to other readers for a visibility timeout, and delete each one later with the
-receipt of its latest delivery. The clients are imported only when a queue is opened, so a
-listing-mode query never needs them.
-
-The queue URL and the ``queue.*`` settings may hold credentials (a SAS token in the URL, an
-account key, an AWS secret): nothing here prints them, and the client libraries' own errors
-name neither (they are logged by type and message only by the caller).
-"""
+"""Amazon SQS queues (``boto3``, the ``s3`` extra): S3 event notifications (direct, or through
+EventBridge) for paths on S3 (``s3://``, ``s3a://``)."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from datetime import datetime, timezone
+from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = [
-    "AZURE_SETTINGS",
-    "SQS_SETTINGS",
-    "NotificationQueue",
-    "QueueMessage",
-    "azure_queue_account",
-    "open_queue",
-    "queue_kind",
-]
-
-log = logging.getLogger(__name__)
-
-# What ``queue.<name>`` may set, per kind of queue (anything else is refused at start).
-AZURE_SETTINGS = ("connection_string", "account_key", "sas_token")
-SQS_SETTINGS = (
-    "region_name",
-    "endpoint_url",
-    "aws_access_key_id",
-    "aws_secret_access_key",
-    "aws_session_token",
-    "profile_name",
+from pysparksources.files.source.notifications.queues._queue import (
+    NotificationQueue,
+    QueueBackend,
+    QueueMessage,
 )
-# Which queue serves which source filesystem (fsspec protocols).
-_KINDS = {"abfs": "azure", "abfss": "azure", "az": "azure", "s3": "sqs", "s3a": "sqs"}
-AZURE_MAX_BATCH = 32  # messages per Azure receive, the service's maximum
+
+__all__ = ["BACKEND", "SQS_MAX_BATCH"]
+
 SQS_MAX_BATCH = 10  # messages per SQS receive or delete batch, the service's maximum
+# The system attributes each message comes with (QueueMessage's receive_count, enqueued_at).
+_ATTRIBUTES = ["ApproximateReceiveCount", "SentTimestamp"]
 
 
-def queue_kind(protocol: str) -> str | None:
-    """``azure`` or ``sqs`` for a source on that filesystem; None when none applies."""
-    return _KINDS.get(protocol)
+def _number(attributes: Any, name: str) -> int | None:
+    """An attribute SQS sends as decimal text, or None when it is absent or not a number."""
+    text = attributes.get(name) if isinstance(attributes, dict) else None
+    if not isinstance(text, str) or not text.isascii() or not text.isdigit() or len(text) > 19:
+        return None
+    return int(text)
 
 
-@dataclass(frozen=True)
-class QueueMessage:
-    """One delivery of a message: ``receipt`` deletes it (only the latest delivery's works)."""
-
-    id: str
-    receipt: str
-    body: str
-
-
-class NotificationQueue(Protocol):
-    def receive(self, visibility_timeout_s: int, wait_s: int) -> list[QueueMessage]:
-        """Up to one service batch of messages, hidden for ``visibility_timeout_s``."""
-
-    def delete(self, messages: Sequence[QueueMessage]) -> int:
-        """Delete ``messages``; returns how many the service refused (they come back later)."""
-
-    def hide(self, message: QueueMessage, seconds: int) -> None:
-        """Keep ``message`` (not deleted) invisible for ``seconds`` from now."""
-
-    def close(self) -> None: ...
-
-
-def open_queue(kind: str, url: str, settings: Mapping[str, str]) -> NotificationQueue:
-    """The queue at ``url`` (validated by the option parser) with ``queue.*`` settings."""
-    if kind == "azure":
-        return _AzureQueue(url, settings)
-    return _SqsQueue(url, settings)
-
-
-def azure_queue_account(url: str) -> str:
-    """The storage account of an Azure queue URL: ``https://<account>.queue.core.windows.net/q``,
-    or path-style ``http://127.0.0.1:10001/<account>/q`` (Azurite, other emulators)."""
-    parts = urlsplit(url)
-    segments = [s for s in parts.path.split("/") if s]
-    if len(segments) >= 2:
-        return segments[0]
-    return (parts.hostname or "").split(".", 1)[0]
-
-
-class _AzureQueue:
-    def __init__(self, url: str, settings: Mapping[str, str]) -> None:
-        from azure.storage.queue import QueueClient
-
-        if "connection_string" in settings:
-            name = urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]
-            self._client: Any = QueueClient.from_connection_string(
-                settings["connection_string"], name
-            )
-        else:
-            credential: Any = settings.get("sas_token")
-            if "account_key" in settings:
-                # The account comes from the URL here: asking the SDK (a client built without
-                # a credential) fails for http URLs, which emulators use.
-                from azure.core.credentials import AzureNamedKeyCredential
-
-                account = azure_queue_account(url)
-                credential = AzureNamedKeyCredential(account, settings["account_key"])
-            self._client = QueueClient.from_queue_url(url, credential=credential)
-
-    def receive(self, visibility_timeout_s: int, wait_s: int) -> list[QueueMessage]:
-        # Azure has no long polling (wait_s is SQS's): an empty receive returns at once.
-        pages = self._client.receive_messages(
-            messages_per_page=AZURE_MAX_BATCH,
-            max_messages=AZURE_MAX_BATCH,
-            visibility_timeout=visibility_timeout_s,
-        )
-        return [QueueMessage(m.id, m.pop_receipt, str(m.content or "")) for m in pages]
-
-    def delete(self, messages: Sequence[QueueMessage]) -> int:
-        from azure.core.exceptions import ResourceNotFoundError
-
-        refused = 0
-        for message in messages:
-            try:
-                self._client.delete_message(message.id, message.receipt)
-            except ResourceNotFoundError:
-                # Deleted already, or delivered again since (a new pop receipt): it comes back
-                # and is acknowledged then.
-                refused += 1
-        return refused
-
-    def hide(self, message: QueueMessage, seconds: int) -> None:
-        self._client.update_message(message.id, message.receipt, visibility_timeout=seconds)
-
-    def close(self) -> None:
-        self._client.close()
+def _message(message: dict[str, Any]) -> QueueMessage:
+    attributes = message.get("Attributes")
+    sent_ms = _number(attributes, "SentTimestamp")
+    return QueueMessage(
+        message["MessageId"],
+        message["ReceiptHandle"],
+        message.get("Body", ""),
+        _number(attributes, "ApproximateReceiveCount"),
+        None if sent_ms is None else datetime.fromtimestamp(sent_ms / 1000, timezone.utc),
+    )
 
 
 class _SqsQueue:
@@ -169,11 +70,9 @@ class _SqsQueue:
             MaxNumberOfMessages=SQS_MAX_BATCH,
             VisibilityTimeout=visibility_timeout_s,
             WaitTimeSeconds=wait_s,
+            MessageSystemAttributeNames=_ATTRIBUTES,
         )
-        return [
-            QueueMessage(m["MessageId"], m["ReceiptHandle"], m.get("Body", ""))
-            for m in response.get("Messages", [])
-        ]
+        return [_message(m) for m in response.get("Messages", [])]
 
     def delete(self, messages: Sequence[QueueMessage]) -> int:
         refused = 0
@@ -191,3 +90,28 @@ class _SqsQueue:
 
     def close(self) -> None:
         self._client.close()
+
+
+def _open(url: str, settings: Mapping[str, str]) -> NotificationQueue:
+    return _SqsQueue(url, settings)
+
+
+BACKEND = QueueBackend(
+    kind="sqs",
+    title="an SQS queue",
+    serves="S3 (s3://, S3 event notifications in SQS)",
+    protocols=("s3", "s3a"),
+    settings=(
+        "region_name",
+        "endpoint_url",
+        "aws_access_key_id",
+        "aws_secret_access_key",
+        "aws_session_token",
+        "profile_name",
+    ),
+    client_module="boto3",
+    extra="s3",
+    scope="bucket",
+    empty_may_miss=True,
+    opener=_open,
+)

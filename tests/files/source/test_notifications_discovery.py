@@ -27,8 +27,9 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from pysparksources._core.option_table import Use
 from pysparksources.errors import CheckpointError
+from pysparksources.files.offsets import LogReport, NotificationCounts
 from pysparksources.files.options import parse_options
-from pysparksources.files.reader import NOTIFICATIONS_KEY, FileStreamReader
+from pysparksources.files.reader import FileStreamReader
 from pysparksources.files.source.file_index import SourceLister
 from pysparksources.files.source.notifications import discovery as _discovery
 from pysparksources.files.source.notifications.discovery import OPEN_QUEUE, NotificationDiscovery
@@ -88,11 +89,10 @@ class Driver:
         lines = (self.log / str(end["logOffset"])).read_text().splitlines()[1:]
         return [json.loads(line) for line in lines]
 
-    def counts(self) -> dict[str, int]:
-        report = self.reader.reportLatestOffset()
-        assert report is not None
-        counts: dict[str, int] = report[NOTIFICATIONS_KEY]
-        return counts
+    def counts(self) -> NotificationCounts:
+        report = LogReport.from_json(self.reader.reportLatestOffset())
+        assert report.notifications is not None
+        return report.notifications
 
     def stop(self) -> None:
         self.reader.stop()
@@ -137,7 +137,7 @@ def test_unreadable_messages_are_counted_logged_and_deleted(
     with caplog.at_level(logging.WARNING, logger=DISCOVERY_LOG):
         assert _names(driver.trigger()) == ["a.parquet"]
     counts = driver.counts()
-    assert counts["unreadableMessages"] == len(poison)
+    assert counts.unreadable_messages == len(poison)
     lines = [r.getMessage() for r in caplog.records if r.name == DISCOVERY_LOG]
     # Rate-limited: one line for all five, naming a message id and the reason, never a body.
     assert len(lines) == 1 and "is not a storage event this source reads" in lines[0]
@@ -168,7 +168,7 @@ def test_leave_keeps_unreadable_messages_for_the_dead_letter_queue(
     driver = Driver(s3, tmp_path / "log", unreadableMessages="leave")
     with caplog.at_level(logging.WARNING, logger=DISCOVERY_LOG):
         assert driver.trigger() == []
-    assert driver.counts()["unreadableMessages"] == 1
+    assert driver.counts().unreadable_messages == 1
     # The queue's own attributes say how often it came: what the dead-letter policy counts.
     [line] = [r.getMessage() for r in caplog.records if r.name == DISCOVERY_LOG]
     assert "(delivery 1, enqueued 20" in line and "left in the queue" in line
@@ -179,7 +179,7 @@ def test_leave_keeps_unreadable_messages_for_the_dead_letter_queue(
     assert s3.depth() == 0
     moved = s3.sqs.receive_message(QueueUrl=dlq, WaitTimeSeconds=1).get("Messages", [])
     assert [m["Body"] for m in moved] == ["not an event"]
-    assert driver.counts()["unreadableMessages"] == 1  # once a run
+    assert driver.counts().unreadable_messages == 1  # once a run
     driver.stop()
 
 
@@ -208,7 +208,7 @@ def test_leave_on_azure_keeps_the_message_hidden_and_counted_once(
     driver = Driver(azure, tmp_path / "log", unreadableMessages="leave")
     driver.trigger()
     driver.trigger()
-    assert driver.counts()["unreadableMessages"] == 1
+    assert driver.counts().unreadable_messages == 1
     assert azure.depth() == 1  # still in the queue
     assert list(azure.queue.peek_messages()) == []  # hidden (for an hour)
     driver.stop()
@@ -255,7 +255,7 @@ def test_size_time_and_existence_come_from_storage(s3: S3Notifications, tmp_path
     assert entry["path"].endswith("/in/a.parquet")
     assert entry["size"] == len(data)
     assert entry["timestamp"] <= before_ms  # the object's LastModified, not year 9999
-    assert driver.counts()["missingFiles"] == 1
+    assert driver.counts().missing_files == 1
     # A file written later is read (year 9999 would have made it older than maxFileAge).
     s3.upload(f"{s3.root}/in/b.parquet", data)
     assert _names(driver.trigger()) == ["b.parquet"]
@@ -280,7 +280,7 @@ def test_a_forged_deletion_cannot_drop_a_file_that_is_there(
     s3.delete(f"{s3.root}/in/{deleted}")  # a real deletion, notified by moto
     taken = driver.trigger() + driver.trigger() + driver.trigger()
     assert _names(taken) == [forged]
-    assert driver.counts()["missingFiles"] == 1  # the one really deleted
+    assert driver.counts().missing_files == 1  # the one really deleted
     driver.stop()
 
 
@@ -299,7 +299,7 @@ def test_events_of_another_storage_account_are_not_the_paths_files(
     driver = Driver(azure, tmp_path / "log", includeExistingFiles="false")
     with caplog.at_level(logging.WARNING, logger=DISCOVERY_LOG):
         assert _names(driver.trigger()) == ["a.parquet"]  # from its own account's event
-    assert driver.counts()["foreignEvents"] == 2
+    assert driver.counts().foreign_events == 2
     assert any("'otheraccount', not the path's" in r.getMessage() for r in caplog.records)
     driver.trigger()
     assert azure.depth() == 0
@@ -356,7 +356,7 @@ def test_paths_that_could_climb_out_are_counted_and_logged_by_id(
     driver = Driver(s3, tmp_path / "log")
     with caplog.at_level(logging.WARNING, logger=DISCOVERY_LOG):
         assert _names(driver.trigger()) == ["a.parquet"]
-    assert driver.counts()["refusedPaths"] == 3
+    assert driver.counts().refused_paths == 3
     lines = [r.getMessage() for r in caplog.records if "could reach outside" in r.getMessage()]
     assert len(lines) == 1 and "secret" not in lines[0]  # rate-limited, the path never quoted
     driver.stop()
@@ -370,7 +370,7 @@ def test_events_of_another_bucket_are_not_the_paths_files(
     s3.sqs.send_message(QueueUrl=s3.queue_url, MessageBody=other)
     driver = Driver(s3, tmp_path / "log", includeExistingFiles="false")
     assert driver.trigger() == []
-    assert driver.counts()["foreignEvents"] == 1
+    assert driver.counts().foreign_events == 1
     assert s3.depth() == 0
     driver.stop()
 

@@ -54,6 +54,7 @@ from pysparksources._core.hooks import HookPoint
 from pysparksources.errors import ArgumentError, OptionError, ServiceError
 from pysparksources.files import NAME
 from pysparksources.files.config import NotificationOptions, SourceConfig
+from pysparksources.files.offsets import NotificationCounts
 from pysparksources.files.source.file_index import SourceLister
 from pysparksources.files.source.notifications.discovery_record import (
     RECORD,
@@ -81,7 +82,7 @@ from pysparksources.files.source.source_log import LogEntry
 from pysparksources.files.storage.folder_listing import FileEntry, selects
 from pysparksources.files.storage.safe_paths import path_problem
 
-__all__ = ["COUNTS", "LEFT_HIDDEN_S", "OPEN_QUEUE", "RECEIVE_CAP", "NotificationDiscovery"]
+__all__ = ["LEFT_HIDDEN_S", "OPEN_QUEUE", "RECEIVE_CAP", "NotificationDiscovery"]
 
 log = logging.getLogger(__name__)
 # Messages received per trigger, and files waiting for a batch, at most: the rest stays in the
@@ -92,8 +93,6 @@ RECEIVE_CAP = 10_000
 LEFT_HIDDEN_S = 3600
 LEFT_KEPT = 100_000
 NOT_SHOWN = "<not shown>"
-# What the progress reports under "@notifications" (see reportLatestOffset).
-COUNTS = ("unreadableMessages", "missingFiles", "foreignEvents", "refusedPaths")
 OPEN_QUEUE: HookPoint[[str, str, Mapping[str, str]], NotificationQueue] = HookPoint(
     "pyfile.open_notification_queue",
     "opens the queue of notification discovery (kind, URL, queue.* settings); a benchmark "
@@ -145,7 +144,9 @@ class NotificationDiscovery:
         self._held: dict[str, _Held] = {}  # message id -> held delivery
         self._waiters: dict[str, set[str]] = {}  # path -> ids of messages waiting for it
         self._left: dict[str, None] = {}  # ids of messages left in the queue this run
-        self._counts = dict.fromkeys(COUNTS, 0)
+        # What counts() reports (files/offsets.py's NotificationCounts), since this run began.
+        self._unreadable_messages = self._missing_files = 0
+        self._foreign_events = self._refused_paths = 0
         self._warnings = ThrottledLog(log)
         self._committed = -1
         self._frozen = False
@@ -184,10 +185,17 @@ class NotificationDiscovery:
             self._batch_of = {k: b for k, b in self._batch_of.items() if b > batch_id}
         self._delete_ready()
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> NotificationCounts:
         """Since this run started: messages not read, notified files not in storage, events
-        of another account or bucket; and the files waiting for a batch now."""
-        return {**self._counts, "filesWaiting": len(self._pending)}
+        of another account or bucket, refused paths; and the files waiting for a batch now.
+        The progress shows them under ``@notifications`` (``reportLatestOffset``)."""
+        return NotificationCounts(
+            unreadable_messages=self._unreadable_messages,
+            missing_files=self._missing_files,
+            foreign_events=self._foreign_events,
+            refused_paths=self._refused_paths,
+            files_waiting=len(self._pending),
+        )
 
     def close(self) -> None:
         if self._queue is not None:
@@ -286,7 +294,7 @@ class NotificationDiscovery:
         for event in events:
             foreign = self._foreign(event)
             if foreign is not None:
-                self._counts["foreignEvents"] += 1
+                self._foreign_events += 1
                 self._warnings.warning(
                     "foreign",
                     "%s: queue message %s names a file of %s: skipped (is the queue fed by the "
@@ -298,7 +306,7 @@ class NotificationDiscovery:
                 continue
             refused = path_problem(event.path)
             if refused is not None:  # could reach outside the path, whoever decodes it
-                self._counts["refusedPaths"] += 1
+                self._refused_paths += 1
                 self._warnings.warning(
                     "refused",
                     "%s: queue message %s names a path that could reach outside the source "
@@ -319,7 +327,7 @@ class NotificationDiscovery:
     def _unreadable(self, held: _Held, reason: str) -> None:
         """The policy for a message this source does not read (``unreadableMessages``)."""
         message = held.message
-        self._counts["unreadableMessages"] += 1
+        self._unreadable_messages += 1
         leave = self._options.leave_unreadable
         self._warnings.warning(
             "unreadable",
@@ -374,7 +382,7 @@ class NotificationDiscovery:
             return
         for path, entry in look_up(self._config.location, paths).items():
             if entry is None:
-                self._counts["missingFiles"] += 1
+                self._missing_files += 1
                 log.debug("%s: notified file %s is not in storage: skipped", NAME, path)
                 self._pending.pop(path, None)
                 self._resolve(path, -1)

@@ -116,7 +116,7 @@ class NotificationOptions:
     ``url`` and ``settings`` may hold credentials: never printed (``__repr__``).
     """
 
-    kind: str  # azure | sqs
+    kind: str  # a queue backend (source/notifications/queues/): azure, sqs
     url: str
     settings: dict[str, str]
     visibility_timeout_s: int

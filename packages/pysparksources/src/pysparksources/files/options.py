@@ -210,8 +210,6 @@ _NOTIFICATION_ONLY = (
     INCLUDE_EXISTING_FILES,
     UNREADABLE_MESSAGES,
 )
-# The queue client each kind of queue needs, and the extra that installs it.
-_QUEUE_CLIENTS = {"azure": ("azure.storage.queue", "azure"), "sqs": ("boto3", "s3")}
 
 
 def _notifications(opts: Options, location: FileLocation) -> NotificationOptions | None:
@@ -219,11 +217,7 @@ def _notifications(opts: Options, location: FileLocation) -> NotificationOptions
     import importlib.util
     from urllib.parse import urlsplit
 
-    from pysparksources.files.source.notifications.queues import (
-        AZURE_SETTINGS,
-        SQS_SETTINGS,
-        queue_kind,
-    )
+    from pysparksources.files.source.notifications.queues import BACKENDS, backend_for
 
     settings = opts.family(QUEUE)
     if opts.value(DISCOVERY) == "listing":
@@ -237,28 +231,27 @@ def _notifications(opts: Options, location: FileLocation) -> NotificationOptions
                 f"{QUEUE.shown_name} settings apply only with discovery=notifications",
             )
         return None
-    kind = queue_kind(location.protocol)
-    if kind is None:
+    backend = backend_for(location.protocol)
+    if backend is None:
         raise opts.error(
             DISCOVERY,
-            "notifications need a path on Azure storage (abfs://, events from Event Grid in a "
-            "Storage queue) or on S3 (s3://, S3 event notifications in SQS), not "
-            f"{location.protocol}://",
+            "notifications need a path on "
+            + " or on ".join(b.serves for b in BACKENDS)
+            + f", not {location.protocol}://",
         )
     url = opts.require(QUEUE_URL, "the URL of the queue the storage events arrive in")
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc or parts.path.strip("/") == "":
         raise opts.error(QUEUE_URL, "expected an http(s) URL of a queue")
-    accepted = AZURE_SETTINGS if kind == "azure" else SQS_SETTINGS
     for key in sorted(settings):
-        if key not in accepted:
-            queue = "an Azure Storage queue" if kind == "azure" else "an SQS queue"
+        if key not in backend.settings:
             raise OptionError.unknown(
                 NAME,
                 f"{QUEUE.prefix}{key}",
-                f"{queue} takes " + ", ".join(f"{QUEUE.prefix}{k}" for k in accepted),
+                f"{backend.title} takes "
+                + ", ".join(f"{QUEUE.prefix}{k}" for k in backend.settings),
             )
-    module, extra = _QUEUE_CLIENTS[kind]
+    module, extra = backend.client_module, backend.extra
     if importlib.util.find_spec(module.split(".")[0]) is None or (
         importlib.util.find_spec(module) is None
     ):
@@ -268,7 +261,7 @@ def _notifications(opts: Options, location: FileLocation) -> NotificationOptions
         )
     return opts.fill(
         NotificationOptions,
-        kind=kind,
+        kind=backend.kind,
         url=url.strip(),
         settings=settings,
         visibility_timeout_s=max(1, math.ceil(opts.value(QUEUE_VISIBILITY_TIMEOUT))),

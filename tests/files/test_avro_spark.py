@@ -186,3 +186,30 @@ def test_capture_stream_sigkill_mid_stream_then_restart_is_exactly_once(
     rows = spark.read.parquet(str(out)).collect()
     assert sorted(r.id for r in rows) == list(range(files * events)), "lost or repeated rows"
     assert all(r.name == str(r.id * 512) for r in rows)  # Offset, read by position
+
+
+def test_rescue_keeps_what_the_schema_lacks_by_the_files_own_columns(
+    spark: Any, tmp_path: Path
+) -> None:
+    def write(name: str, fields: list[tuple[str, Any]], records: list[dict[str, Any]]) -> None:
+        schema = {
+            "type": "record",
+            "name": "r",
+            "fields": [{"name": n, "type": t} for n, t in fields],
+        }
+        with (tmp_path / name).open("wb") as f:
+            fastavro.writer(f, fastavro.parse_schema(schema), records)
+
+    write("1.avro", [("id", "long"), ("v", "string")], [{"id": 1, "v": "a"}])
+    write(
+        "2.avro",
+        [("id", "string"), ("v", "string"), ("w", "double")],
+        [{"id": "x", "v": "b", "w": 2.5}],
+    )
+    df = _avro(spark, schemaSampleFiles="1", schemaEvolutionMode="rescue").load(str(tmp_path))
+    assert df.schema.simpleString() == "struct<id:bigint,v:string,_rescued_data:string>"
+    rows = sorted(df.collect(), key=lambda r: r.v)
+    assert (rows[0].id, rows[0]._rescued_data) == (1, None)
+    rescued = json.loads(rows[1]._rescued_data)
+    assert rows[1].id is None and rescued["id"] == "x" and rescued["w"] == 2.5
+    assert rescued["_file_path"].endswith("2.avro")

@@ -293,6 +293,24 @@ def test_any_cut_of_a_file_reads_each_record_once(cuts: list[int], tmp_path_fact
     assert ids == list(range(1500))
 
 
+@pytest.mark.parametrize(("writer", "codec"), [("fastavro", "null"), ("apache", "deflate")])
+def test_a_cut_at_or_beside_each_sync_marker_reads_each_record_once(
+    tmp_path: Path, writer: str, codec: str
+) -> None:
+    """The edges: a split that starts exactly at a marker owns the block after it; one byte
+    later, the next split does."""
+    WRITERS[writer](tmp_path / "p.avro", PEOPLE, people(200), codec)
+    data = (tmp_path / "p.avro").read_bytes()
+    sync = read_header(io.BytesIO(data)).sync
+    markers = [i for i in range(len(data)) if data.startswith(sync, i)]
+    assert len(markers) > 5
+    for marker in markers:
+        for cut in (marker - 1, marker, marker + 1):
+            first = read(tmp_path, "id BIGINT", (0, cut))
+            rest = read(tmp_path, "id BIGINT", (cut, len(data) - cut))
+            assert [r["id"] for r in first + rest] == list(range(200)), (marker, cut)
+
+
 # -- reader schemas and inference ---------------------------------------------------------------
 def test_avro_schema_resolves_files_to_a_reader_schema(tmp_path: Path) -> None:
     old = record([("id", "int"), ("name", "string")])

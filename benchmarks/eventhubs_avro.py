@@ -119,8 +119,8 @@ def _decode_only_rate(bodies: list[bytes]) -> float:
     import pyarrow as pa
 
     from pysparksources._core.option_table import Use
-    from pysparksources.eventhubs._avro_read import decode_batch
     from pysparksources.eventhubs._schema import ARROW_SCHEMA
+    from pysparksources.eventhubs.avro.decode import decode_batch
     from pysparksources.eventhubs.options import parse_options
 
     conn = "Endpoint=sb://bench/;SharedAccessKeyName=k;SharedAccessKey=v;EntityPath=h"

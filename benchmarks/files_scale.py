@@ -603,14 +603,10 @@ def measure_spark(
 @contextlib.contextmanager
 def queue_double(queue: SqsDouble) -> Iterator[None]:
     """Notification discovery opens ``queue`` instead of an SQS client, until exit."""
-    import pysparksources.files.source.notifications.discovery as discovery
+    from pysparksources.files.source.notifications.discovery import OPEN_QUEUE
 
-    real = getattr(discovery, "open_queue")  # noqa: B009 (not exported: replaced here)
-    setattr(discovery, "open_queue", lambda kind, url, settings: queue)  # noqa: B010
-    try:
+    with OPEN_QUEUE.installed(lambda kind, url, settings: queue):
         yield
-    finally:
-        setattr(discovery, "open_queue", real)  # noqa: B010
 
 
 def _local_streams(work: Path, lake: Lake, counts: Counts, max_age: str) -> tuple[Any, Any]:

@@ -22,7 +22,7 @@ from pysparksources._core.option_table import Use
 from pysparksources.errors import CheckpointError, LimitExceededError, OffsetError
 from pysparksources.eventhubs.options import parse_options as eventhubs_parse
 from pysparksources.eventhubs.reader import _positions_of
-from pysparksources.files.reader import _parse_offset
+from pysparksources.files.offsets import LogOffset
 from pysparksources.files.sink.manifest import parse_manifest
 from pysparksources.files.source.source_log import _parse as parse_source_log
 from pysparksources.rate.config import RateConfig
@@ -71,7 +71,8 @@ def test_pyrate_offsets(time_offset: Any, batch_offset: Any) -> None:
 @example({"logOffset": float("inf")})  # int(inf) was an OverflowError
 def test_pyfile_offsets(offset: Any) -> None:
     try:
-        position, log_id = _parse_offset(offset)
+        parsed = LogOffset.from_json(offset)
+        position, log_id = parsed.batch_id, parsed.log_id
         assert position >= -1
         assert log_id is None or isinstance(log_id, str)
     except OffsetError as error:

@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
+from pysparksources.eventhubs.offsets import HubOffset
 from pysparksources.monitoring import LagListener, _History, partition_lag
 from pysparksources_emulator import EventHubsEmulator
 from support.eventhubs import send
 from support.pyeventhub import reader
-from support.streams import data_batches, progress, to_parquet, wait_for_rows
+from support.streams import checkpoint_offsets, data_batches, progress, to_parquet, wait_for_rows
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -128,6 +129,9 @@ def test_lag_of_a_running_query_matches_its_progress_and_the_events_read(
     assert LAST in json.dumps(by_batch[max(by_batch)]["sources"][0]["latestOffset"])
     for offsets in (checkpoint / "offsets").glob("[0-9]*"):
         assert LAST not in offsets.read_text()
+    # What Spark stored decodes to the typed offset and encodes back to the same bytes.
+    stored = checkpoint_offsets(checkpoint)
+    assert stored and [HubOffset.from_json(line).to_json() for line in stored] == stored
     assert any("events behind" in r.getMessage() for r in caplog.records)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from pysparksources._core.option_table import (
@@ -190,3 +192,56 @@ def test_use_names_the_entry_points() -> None:
     assert Use.READ.describe() == "spark.readStream and spark.read"
     assert Use.STREAM_WRITE.describe() == "df.writeStream"
     assert Use.ANY.describe() == "spark.readStream, spark.read, df.writeStream and df.write"
+
+
+# -- the table gathered from a module, and 1:1 options filled into a config --------------------
+FIRST = Text(name="first", doc="f", config_field="Config.first")
+SECOND = Integer(name="second", doc="s", default="2", config_field="Config.count")
+STORAGE = OptionFamily("fs.", "storage options")
+LATER = Flag(name="later", doc="l", default="true")
+READ_ZONE = Text(name="zone", doc="r", uses=Use.READ, config_field="Config.zone")
+WRITE_ZONE = Text(name="zone", doc="w", default="UTC", uses=Use.WRITE, config_field="Config.zone")
+
+
+def test_a_table_is_the_options_and_families_a_module_declares_in_its_order() -> None:
+    namespace = {"NAME": "src", "FIRST": FIRST, "Integer": Integer, "SECOND": SECOND}
+    namespace |= {"STORAGE": STORAGE, "AGAIN": FIRST, "LATER": LATER, "GROUP": (LATER,)}
+    table = OptionTable.declared("src", namespace, more=(RATIO,), unsupported={"x": "why"})
+    assert table.options == (FIRST, SECOND, LATER, RATIO)  # FIRST once, classes and tuples not
+    assert (table.families, table.unsupported) == ((STORAGE,), {"x": "why"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    first: str | None
+    count: int
+    zone: str | None
+    computed: float
+
+
+FILLED = OptionTable("src", (FIRST, SECOND, READ_ZONE, WRITE_ZONE, LATER))
+
+
+def test_fill_copies_each_one_to_one_option_and_takes_the_parsers_values() -> None:
+    read = Options(FILLED, {"first": "a", "zone": "+01:00"}, Use.BATCH_READ)
+    assert read.fill(Config, computed=1.5) == Config("a", 2, "+01:00", 1.5)
+    write = Options(FILLED, {"second": "7"}, Use.STREAM_WRITE)  # the writer's zone and default
+    assert write.fill(Config, computed=0.0) == Config(None, 7, "UTC", 0.0)
+
+
+def test_fill_names_the_bad_value_as_get_does() -> None:
+    with pytest.raises(OptionError, match="invalid value 'x' for option 'second'"):
+        Options(FILLED, {"second": "x"}, Use.BATCH_READ).fill(Config, computed=0.0)
+
+
+def test_fill_refuses_a_field_filled_twice_never_or_unknown() -> None:
+    opts = Options(FILLED, {}, Use.BATCH_READ)
+    with pytest.raises(TypeError, match=r"Config.count is filled by option 'second'"):
+        opts.fill(Config, computed=0.0, count=3)
+    with pytest.raises(TypeError, match=r"Config.computed: no option fills it"):
+        opts.fill(Config)
+    with pytest.raises(TypeError, match=r"Config has no field extra"):
+        opts.fill(Config, computed=0.0, extra=1)
+    both = OptionTable("src", (SECOND, Integer(name="other", doc="o", config_field="Config.count")))
+    with pytest.raises(TypeError, match=r"options second, other all fill Config.count"):
+        Options(both, {}, Use.BATCH_READ).fill(Config, first=None, zone=None, computed=0.0)

@@ -8,6 +8,7 @@ new format is its module, its tests and its docs row. In-process, no Spark.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import pathlib
 import pkgutil
 import re
@@ -35,7 +36,7 @@ from pysparksources.files.formats import (
     format_named,
     writable_format_named,
 )
-from pysparksources.files.options import format_values
+from pysparksources.files.options import format_values, parse_options
 from support.paths import DOCS
 
 
@@ -135,7 +136,6 @@ class Toy(WritableFormat):
     title = "toy"
     extension = ".toy"
     read_options = ("encoding",)
-    declared_options = (TOY_SCHEMA, TOY_LEVEL)
     codecs: ClassVar[dict[str, str]] = {
         "none": "",
         "uncompressed": "",
@@ -159,6 +159,8 @@ class Toy(WritableFormat):
 
 def test_a_format_declares_options_of_its_own_and_gets_their_values() -> None:
     toy = Toy()
+    # A format's own options are the ones its module declares (this module), in order.
+    assert toy.declared_options == (TOY_SCHEMA, TOY_LEVEL)
     assert table._taken(toy, toy.read_options, Use.READ) == (table.ENCODING, TOY_SCHEMA)
     assert table._taken(toy, (), Use.WRITE) == (TOY_LEVEL,)
     options = OptionTable("pyfile", (table.ENCODING, TOY_SCHEMA, TOY_LEVEL))
@@ -166,6 +168,10 @@ def test_a_format_declares_options_of_its_own_and_gets_their_values() -> None:
     assert format_values(read, toy, Use.READ) == {"toySchema": "a INT"}
     write = Options(options, {}, Use.BATCH_WRITE)
     assert format_values(write, toy, Use.WRITE) == {"toyLevel": "3"}
+    # ... which reach the format typed, by the option: config.format_option(OPTION)
+    reader = parse_options({"path": "/tmp", "format": "csv"}, Use.BATCH_READ).reader
+    reader = dataclasses.replace(reader, format_options=format_values(read, toy, Use.READ))
+    assert reader.format_option(TOY_SCHEMA) == "a INT"
 
 
 def test_a_format_naming_an_option_the_table_lacks_fails_at_import() -> None:

@@ -16,12 +16,14 @@ import pysparksources
 from pysparksources._core.option_table import Use
 from pysparksources.rate._timeline import value_at_second
 from pysparksources.rate.config import RateConfig
+from pysparksources.rate.offsets import TimeOffset
 from pysparksources.rate.options import parse_options
 from pysparksources.rate.reader import RateStreamReader
 from support.errors import assert_one_line_error
 from support.paths import ROOT
 from support.spark_processes import worker_env
 from support.streams import (
+    checkpoint_offsets,
     collect_rows,
     data_batches,
     stop_between_batches,
@@ -234,6 +236,10 @@ def test_available_now_reads_a_finite_time_mode_stream_whole(session: Any, tmp_p
     created = rows[0][1]
     # Every batch ends at a whole second: Spark's rate timestamps, creation + 1 ms per row.
     assert rows == [(v, created + v) for v in range(2500)]
+    # What Spark stored decodes to the typed offset and encodes back to the same bytes.
+    stored = checkpoint_offsets(tmp_path / "ckpt")
+    assert len(stored) == 3 and TimeOffset.from_json(stored[-1]).value == 2500
+    assert [TimeOffset.from_json(line).to_json() for line in stored] == stored
 
 
 @pytest.mark.slow

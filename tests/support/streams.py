@@ -74,6 +74,20 @@ def stop_between_batches(query: Any, checkpoint: Path, timeout: float = 60) -> N
     raise TimeoutError(f"{query.name or query.id} never paused between batches in {timeout}s")
 
 
+def checkpoint_offsets(checkpoint: Path) -> list[str]:
+    """Every source offset in Spark's offset log, as the text Spark wrote and compares.
+
+    ``offsets/<n>`` holds a version line, the batch's metadata, then one line per source.
+    """
+    return [
+        line
+        for batch in sorted(
+            checkpoint.joinpath("offsets").glob("[0-9]*"), key=lambda p: int(p.name)
+        )
+        for line in batch.read_text().splitlines()[2:]
+    ]
+
+
 def _last_batch(folder: Path) -> int:
     ids = [int(p.name) for p in folder.iterdir() if p.name.isdigit()] if folder.exists() else []
     return max(ids, default=-1)

@@ -16,9 +16,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pysparksources.errors import MalformedRecordError
-from pysparksources.eventhubs._avro_bounds import VALUES_PER_BODY, VALUES_PER_BYTE, BodyBounds
-from pysparksources.eventhubs._avro_read import decode_batch
-from pysparksources.eventhubs._avro_schema import parse_avro_schema
+from pysparksources.eventhubs.avro.body_bounds import VALUES_PER_BODY, VALUES_PER_BYTE, BodyBounds
+from pysparksources.eventhubs.avro.decode import decode_batch
+from pysparksources.eventhubs.avro.schema import parse_avro_schema
 from support.avro_chunks import avro_bytes, avro_source, received
 from support.memory_cap import address_space_cap
 
@@ -90,7 +90,7 @@ def _errors(schema: Any, bodies: list[bytes], **options: str) -> list[str | None
 
 
 def test_fastavro_reads_items_as_they_come_so_bytes_bound_what_takes_bytes() -> None:
-    # What _avro_bounds relies on: a count or a length is never allocated up front.
+    # What avro.body_bounds relies on: a count or a length is never allocated up front.
     for schema, body in [
         ({"type": "array", "items": "int"}, zigzag(2**62)),
         ({"type": "map", "values": "null"}, zigzag(2**62)),

@@ -18,12 +18,11 @@ import pyarrow as pa
 import pytest
 
 from pysparksources.errors import MalformedRecordError, SchemaRegistryError
-from pysparksources.eventhubs import _schema_registry
-from pysparksources.eventhubs._avro_read import decode_batch
-from pysparksources.eventhubs._schema_registry import (
+from pysparksources.eventhubs.avro import schema_registry
+from pysparksources.eventhubs.avro.decode import decode_batch
+from pysparksources.eventhubs.avro.schema_registry import (
     MAX_SCHEMA_BYTES,
     MISSING_SECONDS,
-    BoundedCache,
     clear_caches,
 )
 from support.avro_chunks import avro_bytes, avro_source, received
@@ -52,7 +51,7 @@ def registry(tmp_path: Path) -> Iterator[SchemaRegistryDouble]:
 @pytest.fixture
 def no_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """The by-id request without azure-core's retries and their back-off (seconds each)."""
-    monkeypatch.setattr(_schema_registry, "RETRY", {"retry_total": 0})
+    monkeypatch.setattr(schema_registry, "RETRY", {"retry_total": 0})
     clear_caches()
 
 
@@ -111,7 +110,7 @@ def test_a_missing_id_is_asked_again_after_its_time_so_a_schema_registered_later
     registry: SchemaRegistryDouble, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     now = [1000.0]
-    monkeypatch.setattr(_schema_registry._MISSING, "clock", lambda: now[0])
+    monkeypatch.setattr(schema_registry._MISSING, "clock", lambda: now[0])
     assert "HTTP 404" in _error(registry, UNKNOWN)
     registry.add(UNKNOWN, json.dumps(ORDER))
     now[0] += MISSING_SECONDS - 1
@@ -123,18 +122,16 @@ def test_a_missing_id_is_asked_again_after_its_time_so_a_schema_registered_later
     assert registry.requests[("GET", "schema-by-id")] == 2
 
 
-def test_the_negative_cache_is_bounded_in_entries_and_in_time() -> None:
-    now = [0.0]
-    cache: BoundedCache[str] = BoundedCache(3, 10.0, clock=lambda: now[0])
-    for i in range(5):
-        cache.put(i, f"no {i}")
-    assert len(cache) == 3 and cache.get(0) is None and cache.get(1) is None
-    assert cache.get(4) == "no 4"
-    now[0] = 9.9
-    assert cache.get(2) == "no 2"
-    now[0] = 10.0
-    assert [cache.get(i) for i in range(5)] == [None] * 5
-    assert _schema_registry._MISSING.size == _schema_registry.MISSING_IDS == 1024
+def test_the_negative_cache_is_bounded_in_entries_and_in_time(
+    registry: SchemaRegistryDouble,
+) -> None:
+    # (The registry of process caches itself: tests/core/test_process_caches.py.)
+    missing = schema_registry._MISSING
+    assert missing.max_age_s == MISSING_SECONDS
+    for i in range(schema_registry.MISSING_IDS + 1):
+        missing.put(("ns", str(i)), f"no {i}")
+    assert len(missing) == schema_registry.MISSING_IDS == 1024
+    assert missing.get(("ns", "0")) is None and missing.get(("ns", "1")) == "no 1"
 
 
 @pytest.mark.usefixtures("no_retries")

@@ -11,7 +11,7 @@ import fastavro
 import pytest
 
 from pysparksources._core.arrow import spark_arrow_schema
-from pysparksources.eventhubs._avro_write import derive_avro_schema
+from pysparksources.eventhubs.avro.encode import derive_avro_schema
 from pysparksources_emulator import EventHubsEmulator
 from support.eventhubs import send
 from support.pyeventhub import reader, run_to_parquet, stream_to_hub

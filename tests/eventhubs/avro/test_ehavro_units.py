@@ -15,11 +15,11 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from pysparksources._core.option_table import Use
 from pysparksources.errors import MalformedRecordError, OptionError, SchemaError
-from pysparksources.eventhubs._avro_read import decode_batch, read_arrow_schema
-from pysparksources.eventhubs._avro_schema import parse_avro_schema, spark_ddl
-from pysparksources.eventhubs._avro_write import derive_avro_schema, encode_bodies
 from pysparksources.eventhubs._body_format import read_schema_ddl
 from pysparksources.eventhubs._schema import ARROW_SCHEMA
+from pysparksources.eventhubs.avro.decode import decode_batch, read_arrow_schema
+from pysparksources.eventhubs.avro.encode import derive_avro_schema, encode_bodies
+from pysparksources.eventhubs.avro.schema import parse_avro_schema, spark_ddl
 from pysparksources.eventhubs.config import BodyFormat, SinkConfig, SourceConfig
 from pysparksources.eventhubs.options import parse_options
 

@@ -236,10 +236,12 @@ def test_a_new_receiver_does_not_wait_for_a_management_request(
 def test_a_parked_receiver_that_spins_after_the_service_vanishes_is_closed(
     eventhubs_emulator: EventHubsEmulator,
 ) -> None:
-    # Once the service is gone, the SDK's receive loop retries without pausing (a full core).
-    # A parked receiver doing that is closed within seconds, not after receiverIdleTimeout; an
-    # idle receiver on a healthy connection is kept.
-    from pysparksources.eventhubs._receivers import PositionedReceiver, reap_once, release
+    # Once the service is gone, the SDK's receive loop retries without pausing (a full core),
+    # or reports the lost connection. The process's housekeeping thread closes a parked
+    # receiver either way within seconds, not after receiverIdleTimeout, and keeps an idle
+    # receiver on a healthy connection. Nothing else sweeps here: closed means the thread did.
+    from pysparksources._core.process_caches import PROCESS
+    from pysparksources.eventhubs._receivers import PositionedReceiver, release
 
     conn = eventhubs_emulator.connection_string("test")
     send(conn, ["a"], partition_id="0")
@@ -248,15 +250,15 @@ def test_a_parked_receiver_that_spins_after_the_service_vanishes_is_closed(
     try:
         assert receiver.first_event(timeout=5.0) is not None
         release(receiver, ok=True)
-        for _ in range(60):  # six seconds of the reaper's rounds: 10 a second
-            time.sleep(0.1)
-            assert receiver not in reap_once(), "a healthy idle receiver was closed"
+        assert PROCESS.thread is not None and PROCESS.thread.is_alive()
+        time.sleep(6.0)  # sixty of the housekeeping thread's rounds
+        assert receiver.alive, "a healthy idle receiver was closed"
         eventhubs_emulator.stop()
         deadline = time.monotonic() + 10
-        while receiver not in reap_once():
-            assert time.monotonic() < deadline, "the spinning receiver was not closed in 10 s"
-            time.sleep(0.1)
-        assert not receiver.alive
+        while not receiver.closed:
+            assert time.monotonic() < deadline, "the receiver was not closed in 10 s"
+            time.sleep(0.01)
+        assert PROCESS.thread.is_alive()
     finally:
         receiver.close()
 

@@ -12,6 +12,7 @@ import pytest
 from azure.eventhub import EventData
 
 from pysparksources._core.option_table import Use
+from pysparksources._core.process_caches import PROCESS
 from pysparksources.errors import OptionError
 from pysparksources.eventhubs._receivers import (
     PositionedReceiver,
@@ -96,6 +97,29 @@ def test_a_cached_receiver_serves_only_tasks_with_the_settings_it_was_built_with
     receiver, how = acquire(_config(conn, useExclusiveReceiver="true"), "0", 10)
     assert how == "miss", "an exclusive task reused a non-epoch receiver"
     assert _read(receiver, 12) == [10, 11]
+    release(receiver, ok=False)
+
+
+def test_a_parked_receiver_is_closed_once_idle_for_receiver_idle_timeout(
+    eventhubs_emulator: EventHubsEmulator,
+) -> None:
+    # Nothing but the process's housekeeping thread sweeps here.
+    conn = eventhubs_emulator.connection_string("test")
+    send(conn, ["a", "b"], partition_id="0")
+    config = _config(conn, receiverIdleTimeout="1s")
+    receiver, how = acquire(config, "0", 0)
+    assert how == "miss" and _read(receiver, 1) == [0]
+    parked_at = time.monotonic()
+    release(receiver, ok=True)
+    assert PROCESS.sizes()["eventhubs.receivers"] == 1
+    deadline = parked_at + 10
+    while not receiver.closed:
+        assert time.monotonic() < deadline, "an idle receiver was kept past receiverIdleTimeout"
+        time.sleep(0.02)
+    assert time.monotonic() - parked_at >= 1.0  # not before its time
+    assert PROCESS.sizes()["eventhubs.receivers"] == 0
+    receiver, how = acquire(config, "0", 1)
+    assert how == "miss" and _read(receiver, 2) == [1]
     release(receiver, ok=False)
 
 

@@ -18,7 +18,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +27,14 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from pysparksources._core.option_table import Use
 from pysparksources.errors import CheckpointError
+from pysparksources.files.offsets import LogReport, NotificationCounts
 from pysparksources.files.options import parse_options
-from pysparksources.files.reader import NOTIFICATIONS_KEY, FileStreamReader
+from pysparksources.files.reader import FileStreamReader
 from pysparksources.files.source.file_index import SourceLister
 from pysparksources.files.source.notifications import discovery as _discovery
-from pysparksources.files.source.notifications.discovery import NotificationDiscovery
+from pysparksources.files.source.notifications.discovery import OPEN_QUEUE, NotificationDiscovery
 from pysparksources.files.source.notifications.events import FileEvent
+from pysparksources.files.source.notifications.queues import NotificationQueue, open_queue
 from pysparksources.files.source.seen_files import SeenFiles
 from support.azurite import azurite_queue  # noqa: F401  (a fixture)
 from support.notifications import AzureNotifications, S3Notifications, parquet_bytes
@@ -87,11 +89,10 @@ class Driver:
         lines = (self.log / str(end["logOffset"])).read_text().splitlines()[1:]
         return [json.loads(line) for line in lines]
 
-    def counts(self) -> dict[str, int]:
-        report = self.reader.reportLatestOffset()
-        assert report is not None
-        counts: dict[str, int] = report[NOTIFICATIONS_KEY]
-        return counts
+    def counts(self) -> NotificationCounts:
+        report = LogReport.from_json(self.reader.reportLatestOffset())
+        assert report.notifications is not None
+        return report.notifications
 
     def stop(self) -> None:
         self.reader.stop()
@@ -136,7 +137,7 @@ def test_unreadable_messages_are_counted_logged_and_deleted(
     with caplog.at_level(logging.WARNING, logger=DISCOVERY_LOG):
         assert _names(driver.trigger()) == ["a.parquet"]
     counts = driver.counts()
-    assert counts["unreadableMessages"] == len(poison)
+    assert counts.unreadable_messages == len(poison)
     lines = [r.getMessage() for r in caplog.records if r.name == DISCOVERY_LOG]
     # Rate-limited: one line for all five, naming a message id and the reason, never a body.
     assert len(lines) == 1 and "is not a storage event this source reads" in lines[0]
@@ -148,7 +149,10 @@ def test_unreadable_messages_are_counted_logged_and_deleted(
 
 
 def test_leave_keeps_unreadable_messages_for_the_dead_letter_queue(
-    s3: S3Notifications, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    s3: S3Notifications,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """SQS moves a message to the dead-letter queue once received maxReceiveCount times; a
     left message is hidden at each receipt (an hour; 1 s here), so a run receives it about
@@ -162,8 +166,12 @@ def test_leave_keeps_unreadable_messages_for_the_dead_letter_queue(
     s3.sqs.send_message(QueueUrl=s3.queue_url, MessageBody="not an event")
     monkeypatch.setattr(_discovery, "LEFT_HIDDEN_S", 1)
     driver = Driver(s3, tmp_path / "log", unreadableMessages="leave")
-    assert driver.trigger() == []
-    assert driver.counts()["unreadableMessages"] == 1
+    with caplog.at_level(logging.WARNING, logger=DISCOVERY_LOG):
+        assert driver.trigger() == []
+    assert driver.counts().unreadable_messages == 1
+    # The queue's own attributes say how often it came: what the dead-letter policy counts.
+    [line] = [r.getMessage() for r in caplog.records if r.name == DISCOVERY_LOG]
+    assert "(delivery 1, enqueued 20" in line and "left in the queue" in line
     assert s3.depth() == 1  # left, hidden
     driver.trigger()
     time.sleep(1.3)
@@ -171,8 +179,25 @@ def test_leave_keeps_unreadable_messages_for_the_dead_letter_queue(
     assert s3.depth() == 0
     moved = s3.sqs.receive_message(QueueUrl=dlq, WaitTimeSeconds=1).get("Messages", [])
     assert [m["Body"] for m in moved] == ["not an event"]
-    assert driver.counts()["unreadableMessages"] == 1  # once a run
+    assert driver.counts().unreadable_messages == 1  # once a run
     driver.stop()
+
+
+def test_discovery_opens_its_queue_at_the_hook_point(s3: S3Notifications, tmp_path: Path) -> None:
+    """OPEN_QUEUE is where a benchmark hands discovery a queue double: whatever is installed
+    there is the queue discovery reads."""
+    opened: list[tuple[str, str]] = []
+
+    def spying(kind: str, url: str, settings: Mapping[str, str]) -> NotificationQueue:
+        opened.append((kind, url))
+        return open_queue(kind, url, settings)
+
+    s3.upload(f"{s3.root}/in/a.parquet", parquet_bytes(range(3)))
+    with OPEN_QUEUE.installed(spying):
+        driver = Driver(s3, tmp_path / "log")
+        assert _names(driver.trigger()) == ["a.parquet"]
+        driver.stop()
+    assert opened == [("sqs", s3.queue_url)]
 
 
 def test_leave_on_azure_keeps_the_message_hidden_and_counted_once(
@@ -183,7 +208,7 @@ def test_leave_on_azure_keeps_the_message_hidden_and_counted_once(
     driver = Driver(azure, tmp_path / "log", unreadableMessages="leave")
     driver.trigger()
     driver.trigger()
-    assert driver.counts()["unreadableMessages"] == 1
+    assert driver.counts().unreadable_messages == 1
     assert azure.depth() == 1  # still in the queue
     assert list(azure.queue.peek_messages()) == []  # hidden (for an hour)
     driver.stop()
@@ -230,7 +255,7 @@ def test_size_time_and_existence_come_from_storage(s3: S3Notifications, tmp_path
     assert entry["path"].endswith("/in/a.parquet")
     assert entry["size"] == len(data)
     assert entry["timestamp"] <= before_ms  # the object's LastModified, not year 9999
-    assert driver.counts()["missingFiles"] == 1
+    assert driver.counts().missing_files == 1
     # A file written later is read (year 9999 would have made it older than maxFileAge).
     s3.upload(f"{s3.root}/in/b.parquet", data)
     assert _names(driver.trigger()) == ["b.parquet"]
@@ -255,7 +280,7 @@ def test_a_forged_deletion_cannot_drop_a_file_that_is_there(
     s3.delete(f"{s3.root}/in/{deleted}")  # a real deletion, notified by moto
     taken = driver.trigger() + driver.trigger() + driver.trigger()
     assert _names(taken) == [forged]
-    assert driver.counts()["missingFiles"] == 1  # the one really deleted
+    assert driver.counts().missing_files == 1  # the one really deleted
     driver.stop()
 
 
@@ -274,7 +299,7 @@ def test_events_of_another_storage_account_are_not_the_paths_files(
     driver = Driver(azure, tmp_path / "log", includeExistingFiles="false")
     with caplog.at_level(logging.WARNING, logger=DISCOVERY_LOG):
         assert _names(driver.trigger()) == ["a.parquet"]  # from its own account's event
-    assert driver.counts()["foreignEvents"] == 2
+    assert driver.counts().foreign_events == 2
     assert any("'otheraccount', not the path's" in r.getMessage() for r in caplog.records)
     driver.trigger()
     assert azure.depth() == 0
@@ -331,7 +356,7 @@ def test_paths_that_could_climb_out_are_counted_and_logged_by_id(
     driver = Driver(s3, tmp_path / "log")
     with caplog.at_level(logging.WARNING, logger=DISCOVERY_LOG):
         assert _names(driver.trigger()) == ["a.parquet"]
-    assert driver.counts()["refusedPaths"] == 3
+    assert driver.counts().refused_paths == 3
     lines = [r.getMessage() for r in caplog.records if "could reach outside" in r.getMessage()]
     assert len(lines) == 1 and "secret" not in lines[0]  # rate-limited, the path never quoted
     driver.stop()
@@ -345,7 +370,7 @@ def test_events_of_another_bucket_are_not_the_paths_files(
     s3.sqs.send_message(QueueUrl=s3.queue_url, MessageBody=other)
     driver = Driver(s3, tmp_path / "log", includeExistingFiles="false")
     assert driver.trigger() == []
-    assert driver.counts()["foreignEvents"] == 1
+    assert driver.counts().foreign_events == 1
     assert s3.depth() == 0
     driver.stop()
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from pysparksources.files.offsets import LogOffset
 from support.pyfile_source import ids_in, stream, write_parquet, write_rows
-from support.streams import progress, run_available_now
+from support.streams import checkpoint_offsets, progress, run_available_now
 
 pytestmark = pytest.mark.spark
 
@@ -53,6 +54,10 @@ def test_formats_stream_in_order(spark: Any, tmp_path: Path, fmt: str) -> None:
     assert [b["numInputRows"] for b in batches if b["numInputRows"]] == [4, 4, 4]
     rows = sorted((r.id, r.name) for r in spark.read.parquet(str(out)).collect())
     assert rows == [(i, f"n{i}") for i in range(12)]
+    # What Spark stored decodes to the typed offset and encodes back to the same bytes.
+    stored = checkpoint_offsets(ck)
+    assert [LogOffset.from_json(line).batch_id for line in stored] == [0, 1, 2]
+    assert [LogOffset.from_json(line).to_json() for line in stored] == stored
 
 
 def test_text_needs_no_schema_and_keeps_lines(session: Any, tmp_path: Path) -> None:

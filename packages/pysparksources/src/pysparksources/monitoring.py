@@ -8,6 +8,11 @@ progress carries each source's ``endOffset`` (where the batch stopped) and ``lat
   behind the newest enqueued time, which the source reports under ``@lastEnqueuedTime`` in its
   latest offset (progress only: it never enters the checkpoint).
 - ``pyrate``: rows behind (rows already due by the clock but not yet read).
+- ``pyfile`` with ``discovery=notifications``: files behind (found, waiting for a batch).
+
+Each source's ``offsets.py`` decodes its own offsets and states its lag (an ``OffsetKind``);
+the listener asks each kind of :data:`OFFSET_KINDS` in turn whether a progress's offsets are
+its own (Python sources' progress ``description`` names no source).
 
 The seconds are bounded from the listener's own history: event ``end`` (the first unread one)
 was enqueued after the newest time of a progress whose latest was still at or below ``end``,
@@ -36,33 +41,29 @@ import json
 import logging
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from pyspark.sql.streaming.listener import StreamingQueryListener
 
+from pysparksources._core.lag import CountLag, OffsetKind, PartitionedLag
 from pysparksources.errors import OperationTimeoutError
+from pysparksources.eventhubs import offsets as eventhubs_offsets
+from pysparksources.files import offsets as files_offsets
+from pysparksources.rate import offsets as rate_offsets
 
-__all__ = ["LagListener", "partition_lag"]
+__all__ = ["OFFSET_KINDS", "LagListener", "partition_lag"]
 
 log = logging.getLogger(__name__)
 
-LAST_ENQUEUED_KEY = "@lastEnqueuedTime"  # pyeventhub's reader reports it (reader.py)
+# Every source's offsets, as the listener knows them (tests/core/test_offsets.py checks that
+# each source of pysparksources.source_names() has its kind here).
+OFFSET_KINDS: tuple[OffsetKind, ...] = (
+    eventhubs_offsets.KIND,
+    files_offsets.KIND,
+    rate_offsets.KIND,
+)
 _MAX_SAMPLES = 10_000  # per partition; pruned far below this in practice
-
-
-def _parsed(value: Any) -> Any:
-    """Offsets come as dicts on classic sessions and as JSON text over Spark Connect."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return None
-    return value
-
-
-def _time(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
 
 
 class _History:
@@ -115,7 +116,8 @@ def partition_lag(
 
 
 class LagListener(StreamingQueryListener):  # type: ignore[misc]
-    """Per-partition lag of every pyeventhub (and pyrate) source, one log line per progress.
+    """Lag of every source of ours a progress shows (pyeventhub per partition, pyrate, pyfile
+    with notifications), one log line per progress.
 
     Parameters
     ----------
@@ -160,7 +162,8 @@ class LagListener(StreamingQueryListener):  # type: ignore[misc]
                  "partitions": {"0": {"eventsBehind": 100, "secondsBehind": 1.5,
                                       "secondsBehindMax": 2.0,
                                       "newestEnqueuedTime": "2026-...+00:00"}, ...}},
-                {"index": 1, "format": "pyrate", "rowsBehind": 40}]}}
+                {"index": 1, "format": "pyrate", "rowsBehind": 40},
+                {"index": 2, "format": "pyfile", "filesBehind": 3}]}}
 
         A source's seconds are the largest of its partitions' (None if any is unknown).
         """
@@ -206,14 +209,18 @@ class LagListener(StreamingQueryListener):  # type: ignore[misc]
         """Compute and store the lag of one progress (a dict of ``progress.json``); None when
         it has no source this listener understands."""
         query = str(progress.get("id"))
-        sources = []
+        sources, said = [], []
         for index, source in enumerate(progress.get("sources") or []):
-            end, latest = _parsed(source.get("endOffset")), _parsed(source.get("latestOffset"))
-            if not isinstance(end, dict) or not isinstance(latest, dict):
-                continue
-            found = self._eventhub(query, index, end, latest) or _rate(end, latest)
-            if found is not None:
-                sources.append({"index": index, **found})
+            # Dicts on classic sessions, JSON text over Spark Connect: the kinds read both.
+            found = _lag_of(source.get("endOffset"), source.get("latestOffset"))
+            if isinstance(found, CountLag):
+                counted = {"format": found.source, f"{found.unit}Behind": found.behind}
+                sources.append({"index": index, **counted})
+                said.append(f"{found.source} {found.behind} {found.unit} behind")
+            elif isinstance(found, PartitionedLag):
+                partitioned = self._partitioned(query, index, found)
+                sources.append({"index": index, **partitioned})
+                said.append(_partitioned_line(found, partitioned))
         if not sources:
             return None
         entry = {
@@ -224,62 +231,53 @@ class LagListener(StreamingQueryListener):  # type: ignore[misc]
         }
         with self._lock:
             self._lag[query] = entry
-        log.log(self._level, "%s", _line(query, entry))
+        named = entry["name"] or query
+        log.log(
+            self._level, "lag of query %s batch %s: %s", named, entry["batchId"], "; ".join(said)
+        )
         return entry
 
-    def _eventhub(
-        self, query: str, index: int, end: dict[str, Any], latest: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        times = latest.get(LAST_ENQUEUED_KEY)
-        hubs = [k for k, v in latest.items() if k != LAST_ENQUEUED_KEY and isinstance(v, dict)]
-        if not isinstance(times, dict) or len(hubs) != 1 or not isinstance(end.get(hubs[0]), dict):
-            return None
-        hub = hubs[0]
+    def _partitioned(self, query: str, index: int, found: PartitionedLag) -> dict[str, Any]:
+        """Per-partition lag, the seconds bounded by this listener's history of each one."""
+        behind = f"{found.unit}Behind"
         partitions = {}
         with self._lock:
-            for pid, newest_seq in sorted(latest[hub].items(), key=lambda kv: int(kv[0])):
-                stop = int(end[hub].get(pid, newest_seq))
-                newest = _time(times[pid]) if pid in times else None
+            for pid, at in found.partitions.items():
                 history = self._histories.setdefault((query, index, pid), _History())
-                if newest is not None:
-                    history.add(int(newest_seq), newest)
-                partitions[pid] = partition_lag(stop, int(newest_seq), newest, history)
-                history.prune(stop)
+                if at.newest is not None:
+                    history.add(at.latest, at.newest)
+                lag = partition_lag(at.end, at.latest, at.newest, history)
+                partitions[pid] = {behind: lag.pop("eventsBehind"), **lag}
+                history.prune(at.end)
         seconds = [p["secondsBehind"] for p in partitions.values()]
         most = [p["secondsBehindMax"] for p in partitions.values()]
         return {
-            "format": "pyeventhub",
-            "hub": hub,
-            "eventsBehind": sum(p["eventsBehind"] for p in partitions.values()),
+            "format": found.source,
+            **found.labels,
+            behind: sum(p[behind] for p in partitions.values()),
             "secondsBehind": None if None in seconds else max(seconds, default=0.0),
             "secondsBehindMax": None if None in most else max(most, default=0.0),
             "partitions": partitions,
         }
 
 
-def _rate(end: dict[str, Any], latest: dict[str, Any]) -> dict[str, Any] | None:
-    """pyrate (and Spark's rate-micro-batch, same offsets): rows due but not yet read."""
-    for key in ("value", "offset"):  # rowsPerSecond mode / rowsPerBatch mode
-        if isinstance(end.get(key), int) and isinstance(latest.get(key), int):
-            if key == "value" and "createdMs" not in end:
-                continue
-            if key == "offset" and "timestamp" not in end:
-                continue
-            return {"format": "pyrate", "rowsBehind": max(0, latest[key] - end[key])}
+def _lag_of(end: Any, latest: Any) -> CountLag | PartitionedLag | None:
+    """The lag the first kind that knows these offsets states (None: no kind does)."""
+    for kind in OFFSET_KINDS:
+        found = kind.lag(end, latest)
+        if found is not None:
+            return found
     return None
 
 
-def _line(query: str, entry: dict[str, Any]) -> str:
-    parts = [f"lag of query {entry['name'] or query} batch {entry['batchId']}:"]
-    for source in entry["sources"]:
-        if source["format"] == "pyrate":
-            parts.append(f"pyrate {source['rowsBehind']} rows behind;")
-            continue
-        seconds = source["secondsBehind"]
-        shown = "unknown" if seconds is None else f">= {seconds:.3f}"
-        per = ", ".join(f"{pid}: {p['eventsBehind']}" for pid, p in source["partitions"].items())
-        parts.append(
-            f"pyeventhub {source['hub']} {source['eventsBehind']} events behind ({per}), "
-            f"seconds behind the newest event {shown};"
-        )
-    return " ".join(parts).rstrip(";")
+def _partitioned_line(found: PartitionedLag, entry: dict[str, Any]) -> str:
+    """``pyeventhub orders 120 events behind (0: 100, 1: 20), seconds behind ...``."""
+    behind = f"{found.unit}Behind"
+    seconds = entry["secondsBehind"]
+    shown = "unknown" if seconds is None else f">= {seconds:.3f}"
+    per = ", ".join(f"{pid}: {p[behind]}" for pid, p in entry["partitions"].items())
+    labels = "".join(f" {label}" for label in found.labels.values())
+    return (
+        f"{found.source}{labels} {entry[behind]} {found.unit} behind ({per}), "
+        f"seconds behind the newest event {shown}"
+    )

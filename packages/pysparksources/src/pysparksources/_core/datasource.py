@@ -4,7 +4,8 @@ The ``pyspark_*`` auto-registration shims import the data source classes, and on
 import disables automatic registration for all of them, so a data source module may import only
 PySpark, the standard library and this module. Subclasses name their reader and writer classes
 as ``"module:Class"`` strings; each is imported on first use and built with the query's options
-and schema, which is where the options are parsed.
+and schema, which is where the options are parsed. No module imports them, so
+``tests/core/test_datasource_targets.py`` resolves every such string (and the registry's).
 
 When the options are checked, for every source alike: at the first call Spark makes that says
 what they are for (the measured table is in the error reference):

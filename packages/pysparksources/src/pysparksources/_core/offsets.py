@@ -1,19 +1,28 @@
-"""Deterministic offsets.
+"""Deterministic offsets, and the type every source's offsets share.
 
 Spark serializes a Python source's offset with ``json.dumps(dict)`` and compares offsets as
 JSON strings, so two equal dicts with a different key order look like new data (an
 AvailableNow query may then never end). Every offset a source returns passes through
 :func:`canonical`, which rebuilds it with sorted keys at every level.
+
+Each source declares its offsets once, in its ``offsets.py``: frozen :class:`SourceOffset`
+values whose ``to_dict`` is what the reader hands Spark, ``to_json`` the exact text Spark
+stores, and ``from_json`` the one decoder (the reader's, for what Spark hands back, and the
+lag listener's, for the offsets in a progress). The bytes of an offset never change between
+releases: a checkpoint compares them.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from abc import ABC, abstractmethod
+from typing import Any, TypeVar
 
 from pysparksources.errors import OffsetError
 
-__all__ = ["canonical", "canonical_offset", "checked_ints", "dumps"]
+__all__ = ["SourceOffset", "canonical", "canonical_offset", "checked_ints", "dumps", "loaded"]
+
+T = TypeVar("T", bound="SourceOffset")
 
 # Spark keeps each batch's offsets in this file; the Python source is never told the folder.
 CHECKPOINT_FILE = "<checkpointLocation>/offsets/<batchId>"
@@ -69,3 +78,32 @@ def canonical_offset(offset: dict[str, Any]) -> dict[str, Any]:
 def dumps(value: Any) -> str:
     """The JSON text Spark will store for ``value`` once it is canonical."""
     return json.dumps(canonical(value))
+
+
+def loaded(source: str, value: Any) -> Any:
+    """An offset as Spark hands it over: a dict to a reader, JSON text in a progress over
+    Spark Connect (read here; text that is not JSON is an :class:`OffsetError`)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except (ValueError, RecursionError):
+        raise offset_error(source, value, "is not JSON") from None
+
+
+class SourceOffset(ABC):
+    """One source's offset as a value, encoded and decoded in one place (see the module)."""
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """What the reader returns to Spark: canonical (keys sorted at every level)."""
+
+    def to_json(self) -> str:
+        """The exact text Spark stores in the checkpoint and compares."""
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    @abstractmethod
+    def from_json(cls: type[T], value: Any) -> T:
+        """The offset ``value`` holds (a dict, or JSON text); an :class:`OffsetError` naming
+        the checkpoint file when it is not one of these."""

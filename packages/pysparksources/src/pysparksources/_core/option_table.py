@@ -1,10 +1,16 @@
 """The one declaration of every option: name, aliases, type, default, secrecy, uses and meaning.
 
-Each source keeps an :class:`OptionTable` in its ``_option_table`` module. The parser
-(:class:`~pysparksources._core.options.Options`) reads values and defaults from it, and the
-documentation's option tables are rendered from it (``option_docs``), so a default is written
-once, as a user would write it (``"15m"``, ``"7d"``, ``"128m"``), and parsed by the same code as
-the user's value.
+Each source declares its options in its ``_option_table`` module, and
+:meth:`OptionTable.declared` gathers them into the source's table: every :class:`Option` the
+module binds to a name, in the order the module declares them (the order of the documentation's
+tables), so declaring an option is the only edit that puts it in the table. The parser
+(:class:`~pysparksources._core.options.Options`) reads values and defaults from the table, and
+the documentation's option tables are rendered from it (``option_docs``), so a default is
+written once, as a user would write it (``"15m"``, ``"7d"``, ``"128m"``), and parsed by the same
+code as the user's value. An option whose value goes into the source's config as it is parsed
+names that field (``config_field``), and :meth:`Options.fill
+<pysparksources._core.options.Options.fill>` copies it there: the parser writes code only for
+options that need more than that copy.
 
 An option's type is its class: :class:`Text`, :class:`Flag`, :class:`Integer`, :class:`Number`,
 :class:`Duration`, :class:`Size`, :class:`Choice`, or a source's own subclass of
@@ -15,7 +21,7 @@ turns the text into the value or raises ``ValueError`` whose message says what i
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -43,9 +49,11 @@ __all__ = [
     "Size",
     "Text",
     "Use",
+    "declared_in",
 ]
 
 T = TypeVar("T")
+D = TypeVar("D")
 
 
 class Use(enum.Flag):
@@ -98,6 +106,11 @@ class Option(Generic[T]):
         The value is never shown in a message, a log or a description.
     uses:
         Where the option applies; given elsewhere it is an error naming where it applies.
+    config_field:
+        ``"SourceConfig.latest_first"``: the config dataclass and its field that take the value
+        as parsed (given, else the default), where :meth:`Options.fill
+        <pysparksources._core.options.Options.fill>` copies it. None: the parser computes what
+        the config holds (a unit changed, a value resolved or combined with others).
     """
 
     name: str
@@ -107,6 +120,7 @@ class Option(Generic[T]):
     aliases: tuple[str, ...] = ()
     secret: bool = False
     uses: Use = Use.ANY
+    config_field: str | None = None
 
     def parse(self, text: str) -> T:
         """The value of ``text``; ``ValueError(what is accepted)`` when it is not one."""
@@ -267,6 +281,16 @@ class OptionFamily:
         return f"{self.prefix}<name>"
 
 
+def declared_in(namespace: Mapping[str, object], kind: type[D]) -> tuple[D, ...]:
+    """The instances of ``kind`` a module binds to its names (``vars(module)``, or
+    ``globals()`` at its end), each once, in the order the module declares them."""
+    found: dict[int, D] = {}
+    for value in namespace.values():
+        if isinstance(value, kind):
+            found.setdefault(id(value), value)
+    return tuple(found.values())
+
+
 @dataclass(frozen=True)
 class OptionTable:
     """Every option of one format (its source and its sink), in documentation order.
@@ -290,6 +314,38 @@ class OptionTable:
                     if name.lower() in seen:
                         raise ValueError(f"{self.source}: {name!r} is declared twice for {use}")
                     seen.add(name.lower())
+
+    @classmethod
+    def declared(
+        cls,
+        source: str,
+        namespace: Mapping[str, object],
+        more: Iterable[Option[Any]] = (),
+        unsupported: Mapping[str, str] | None = None,
+    ) -> OptionTable:
+        """The table of the options and option families a module declares, in its order
+        (``OptionTable.declared(NAME, globals())`` as the module's last statement), then
+        ``more`` (declared elsewhere: pyfile's formats)."""
+        return cls(
+            source,
+            (*declared_in(namespace, Option), *more),
+            declared_in(namespace, OptionFamily),
+            unsupported or {},
+        )
+
+    def filling(self, config: str, field_name: str, use: Use) -> Option[Any] | None:
+        """The option whose value fills ``config.field_name`` as parsed, None when none does.
+
+        When two options fill one field (one for readers, one for writers), the one of ``use``.
+        """
+        target = f"{config}.{field_name}"
+        found = [option for option in self.options if option.config_field == target]
+        if len(found) > 1:
+            found = [option for option in found if option.uses & use]
+        if len(found) > 1:
+            names = ", ".join(option.name for option in found)
+            raise TypeError(f"{self.source}: options {names} all fill {target} for {use}")
+        return found[0] if found else None
 
     def for_use(self, use: Use) -> tuple[Option[Any], ...]:
         """The options that apply to (some part of) ``use``, in documentation order."""

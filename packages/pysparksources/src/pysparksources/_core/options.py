@@ -14,9 +14,10 @@ misspelled ``connectionStrng`` may hold a connection string, so the value of an 
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from pysparksources._core.option_table import Option, OptionFamily, OptionTable, Use
 from pysparksources.errors import OptionError
@@ -24,6 +25,15 @@ from pysparksources.errors import OptionError
 __all__ = ["Options"]
 
 T = TypeVar("T")
+
+
+class _Config(Protocol):
+    """A dataclass (what :meth:`Options.fill` builds)."""
+
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+
+C = TypeVar("C", bound=_Config)
 
 
 class Options:
@@ -132,6 +142,35 @@ class Options:
         if text is None or not text.strip():
             raise self.required(option, what)
         return self.value(option)
+
+    def fill(self, config: type[C], **computed: Any) -> C:
+        """A ``config`` dataclass whose fields are the values of the options that fill them
+        (``config_field``: given, else their defaults, as :meth:`get` returns them) and
+        ``computed``, what the parser computed for the others.
+
+        Each field is filled exactly once: a field no option fills and the parser does not
+        give, or one both give, is the parser's mistake (``TypeError``), whatever the options.
+        """
+        values: dict[str, Any] = {}
+        for config_field in dataclasses.fields(config):
+            if not config_field.init:
+                continue
+            name = config_field.name
+            option = self.table.filling(config.__name__, name, self.use)
+            if option is not None and name in computed:
+                raise TypeError(
+                    f"{config.__name__}.{name} is filled by option {option.name!r}: the parser "
+                    "must not give it too"
+                )
+            if option is None and name not in computed:
+                raise TypeError(
+                    f"{config.__name__}.{name}: no option fills it and the parser gives no value"
+                )
+            values[name] = self.get(option) if option is not None else computed[name]
+        unknown = sorted(set(computed) - set(values))
+        if unknown:
+            raise TypeError(f"{config.__name__} has no field {', '.join(unknown)}")
+        return config(**values)
 
     def family(self, family: OptionFamily) -> dict[str, str]:
         """The options of ``family``, its prefix removed (e.g. fsspec storage options)."""

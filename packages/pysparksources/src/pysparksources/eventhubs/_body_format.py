@@ -14,11 +14,6 @@ import importlib.util
 from pysparksources._core.options import Options
 from pysparksources.errors import OptionError, SchemaError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs._avro_schema import (
-    canonical_schema_text,
-    parse_avro_schema,
-    spark_ddl,
-)
 from pysparksources.eventhubs._option_table import (
     AUTH,
     AUTHORITY_HOST,
@@ -35,7 +30,6 @@ from pysparksources.eventhubs._option_table import (
     REGISTRY_AUTH_KINDS,
     REGISTRY_AUTHORITY_HOST,
     REGISTRY_AUTO_REGISTER,
-    REGISTRY_CONNECTION_VERIFY,
     REGISTRY_GROUP,
     REGISTRY_NAMESPACE,
     REGISTRY_OPTIONS,
@@ -44,6 +38,11 @@ from pysparksources.eventhubs._option_table import (
     WRITE_BODY_FORMAT,
 )
 from pysparksources.eventhubs._schema import READ_SCHEMA_DDL
+from pysparksources.eventhubs.avro.schema import (
+    canonical_schema_text,
+    parse_avro_schema,
+    spark_ddl,
+)
 from pysparksources.eventhubs.config import BodyFormat, RegistryConfig
 
 __all__ = ["parse_body_format", "read_schema_ddl"]
@@ -109,7 +108,8 @@ def _registry(opts: Options, sink: bool) -> RegistryConfig | None:
     authority = opts.get(REGISTRY_AUTHORITY_HOST) or opts.get(AUTHORITY_HOST)
     if authority is not None and not authority.strip().startswith("https://"):
         authority = "https://" + authority.strip()
-    return RegistryConfig(
+    return opts.fill(
+        RegistryConfig,
         namespace=host,
         group=group,
         auth=auth,
@@ -117,7 +117,6 @@ def _registry(opts: Options, sink: bool) -> RegistryConfig | None:
         client_id=opts.get(CLIENT_ID),
         client_secret=opts.get(CLIENT_SECRET),
         authority_host=authority,
-        connection_verify=opts.get(REGISTRY_CONNECTION_VERIFY),
         auto_register=sink and opts.value(REGISTRY_AUTO_REGISTER),
     )
 
@@ -129,13 +128,14 @@ def parse_body_format(opts: Options, sink: bool) -> BodyFormat:
         for option in AVRO_ONLY_WRITE if sink else AVRO_ONLY_READ:
             if opts.has(option):
                 raise opts.error(option, "only with bodyFormat=avro")
-        return BodyFormat(
+        return opts.fill(
+            BodyFormat,
             avro=False,
             schema_json=None,
-            mode=opts.value(MODE),
             corrupt_column=opts.value(COLUMN_NAME_OF_CORRUPT_RECORD),
             bad_records_path=None,
             registry=None,
+            content_type=None,
         )
     _require("fastavro", READ_BODY_FORMAT.name, "avro")
     schema = _schema_text(opts, sink)
@@ -151,13 +151,14 @@ def parse_body_format(opts: Options, sink: bool) -> BodyFormat:
     bad_path = opts.get(BAD_RECORDS_PATH)
     if bad_path is not None and not bad_path.strip():
         raise opts.error(BAD_RECORDS_PATH, "a folder path or fsspec URL")
-    return BodyFormat(
+    return opts.fill(
+        BodyFormat,
         avro=True,
         schema_json=schema,
-        mode=mode,
         corrupt_column=corrupt.strip(),
         bad_records_path=bad_path.strip() if bad_path else None,
         registry=registry,
+        content_type=None,  # the sink's, set when its writer is built
     )
 
 

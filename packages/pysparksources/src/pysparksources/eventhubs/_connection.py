@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pysparksources._core.process_caches import PROCESS, ProcessCache
 from pysparksources.errors import OptionError
 from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs._handshake import prompt
@@ -188,12 +188,7 @@ class EventHubConnection:
         An Entra ID credential caches its token: one per receiver would fetch a token (from
         the managed identity endpoint, say) for every receiver a worker opens.
         """
-        key = self.pool_key()
-        with _CREDENTIALS_LOCK:
-            found = _CREDENTIALS.get(key)
-            if found is None:
-                found = _CREDENTIALS[key] = self._new_credential()
-        return found
+        return _CREDENTIALS.get_or_make(self.pool_key(), self._new_credential)
 
     def _new_credential(self) -> Any:
         if self.auth == "sasKey":
@@ -275,8 +270,9 @@ class EventHubConnection:
         )
 
 
-_CREDENTIALS: dict[str, Any] = {}  # pool_key -> credential, for the life of the process
-_CREDENTIALS_LOCK = threading.Lock()
+# pool_key -> credential, per process; never closed here: the clients made with one (a parked
+# receiver's, a pooled producer's) may outlive its entry.
+_CREDENTIALS: ProcessCache[str, Any] = PROCESS.cache("eventhubs.credentials", 64)
 
 
 @functools.cache

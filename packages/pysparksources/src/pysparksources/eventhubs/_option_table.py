@@ -4,6 +4,10 @@ The connection options apply to every use (the same objects serve the reader and
 the others to reads, to one kind of read, or to writes. The Scala connector's ``eventhubs.*``
 names are aliases. Positions and partition lists have grammars of their own: their ``Option``
 subclasses below parse them (with :mod:`_positions`).
+
+:data:`TABLE` holds every option declared here, in this order (the docs' order). An option whose
+value a config of ``config.py`` holds as parsed names its field (``config_field``), and the
+parser copies it there.
 """
 
 from __future__ import annotations
@@ -30,80 +34,6 @@ from pysparksources.eventhubs._positions import (
     parse_position,
     parse_positions,
 )
-
-__all__ = [
-    "AUTH",
-    "AUTHORITY_HOST",
-    "AUTH_KINDS",
-    "AVRO_ONLY_READ",
-    "AVRO_ONLY_WRITE",
-    "BAD_RECORDS_PATH",
-    "CHECKPOINT_LOCATION",
-    "CLIENT_ID",
-    "CLIENT_SECRET",
-    "COLUMN_NAME_OF_CORRUPT_RECORD",
-    "CONNECTION_OPTIONS",
-    "CONNECTION_STRING",
-    "CONSUMER_GROUP",
-    "ENDING_POSITION",
-    "ENDING_POSITIONS",
-    "EVENT_HUB_NAME",
-    "FAIL_ON_DATA_LOSS",
-    "FULLY_QUALIFIED_NAMESPACE",
-    "MAX_BATCH_BYTES",
-    "MAX_EVENTS_PER_PARTITION",
-    "MAX_EVENTS_PER_TRIGGER",
-    "MAX_PARKED_RECEIVERS",
-    "MAX_RETRIES",
-    "MAX_TRIGGER_DELAY",
-    "MIN_EVENTS_PER_TRIGGER",
-    "MIN_PARTITIONS",
-    "MODE",
-    "MODES",
-    "OPERATION_TIMEOUT",
-    "PARTITIONS",
-    "PARTITION_DISCOVERY_INTERVAL",
-    "PARTITION_INFO_CACHE_INTERVAL",
-    "PARTITION_PREFERRED_LOCATION_STRATEGY",
-    "PREFETCH_COUNT",
-    "QUERY_NAME",
-    "READ_AVRO_SCHEMA",
-    "READ_BODY_FORMAT",
-    "RECEIVER_BUFFER_BYTES",
-    "RECEIVER_IDLE_TIMEOUT",
-    "RECEIVER_TIMEOUT",
-    "RECEIVE_BATCH_SIZE",
-    "REGISTRY_AUTH",
-    "REGISTRY_AUTHORITY_HOST",
-    "REGISTRY_AUTH_KINDS",
-    "REGISTRY_AUTO_REGISTER",
-    "REGISTRY_CONNECTION_VERIFY",
-    "REGISTRY_GROUP",
-    "REGISTRY_NAMESPACE",
-    "REGISTRY_OPTIONS",
-    "RETRY_BACKOFF",
-    "SECRET_OPTIONS",
-    "SEND_TIMEOUT",
-    "SHARED_ACCESS_KEY",
-    "SHARED_ACCESS_KEY_NAME",
-    "SHARED_ACCESS_SIGNATURE",
-    "STAMP_BATCH_ID",
-    "STARTING_POSITION",
-    "STARTING_POSITIONS",
-    "STORE_ACCOUNT_URL",
-    "STORE_CONNECTION_STRING",
-    "STORE_CONTAINER",
-    "STORE_OPTIONS",
-    "STORE_UPDATE",
-    "TABLE",
-    "TASK_STATS_PATH",
-    "TENANT_ID",
-    "TRANSPORT_TYPE",
-    "USE_DEVELOPMENT_EMULATOR",
-    "USE_EXCLUSIVE_RECEIVER",
-    "WRITE_AVRO_SCHEMA",
-    "WRITE_BODY_FORMAT",
-]
 
 
 def _scala(name: str) -> tuple[str, ...]:
@@ -199,17 +129,17 @@ AUTHORITY_HOST = Text(
     "clouds (https://login.chinacloudapi.cn), private authorities; instance discovery is off.",
     shown_default="login.microsoftonline.com",
 )
-USE_DEVELOPMENT_EMULATOR = Flag(
-    name="useDevelopmentEmulator",
-    doc="With fullyQualifiedNamespace: plain AMQP (no TLS) to the host:port given, as a "
-    "connection string's UseDevelopmentEmulator=true; local emulators only.",
-    default="false",
-)
 TRANSPORT_TYPE = Choice(
     name="transportType",
     doc="amqp (port 5671) or amqpWebSockets (port 443, through proxies).",
     default="amqp",
     choices=("amqp", "amqpWebSockets"),
+)
+USE_DEVELOPMENT_EMULATOR = Flag(
+    name="useDevelopmentEmulator",
+    doc="With fullyQualifiedNamespace: plain AMQP (no TLS) to the host:port given, as a "
+    "connection string's UseDevelopmentEmulator=true; local emulators only.",
+    default="false",
 )
 CONNECTION_OPTIONS = (
     CONNECTION_STRING,
@@ -241,6 +171,7 @@ STARTING_POSITION = PositionOption(
     default={Use.STREAM_READ: "@latest", Use.BATCH_READ: "start"},
     aliases=_scala("startingPosition"),
     uses=Use.READ,
+    config_field="SourceConfig.starting",
 )
 STARTING_POSITIONS = PositionsOption(
     name="startingPositions",
@@ -254,6 +185,7 @@ ENDING_POSITION = PositionOption(
     default="@latest",
     aliases=_scala("endingPosition"),
     uses=Use.BATCH_READ,
+    config_field="SourceConfig.ending",
 )
 ENDING_POSITIONS = PositionsOption(
     name="endingPositions",
@@ -268,6 +200,7 @@ MAX_EVENTS_PER_TRIGGER = Integer(
     minimum=1,
     aliases=_scala("maxEventsPerTrigger"),
     uses=Use.STREAM_READ,
+    config_field="SourceConfig.max_events_per_trigger",
 )
 MIN_EVENTS_PER_TRIGGER = Integer(
     name="minEventsPerTrigger",
@@ -275,6 +208,7 @@ MIN_EVENTS_PER_TRIGGER = Integer(
     "maxTriggerDelay has passed since the previous batch; ignored by AvailableNow.",
     minimum=1,
     uses=Use.STREAM_READ,
+    config_field="SourceConfig.min_events_per_trigger",
 )
 MAX_TRIGGER_DELAY = Duration(
     name="maxTriggerDelay",
@@ -282,12 +216,14 @@ MAX_TRIGGER_DELAY = Duration(
     "previous batch.",
     default="15m",
     uses=Use.STREAM_READ,
+    config_field="SourceConfig.max_trigger_delay_s",
 )
 PARTITIONS = PartitionIdsOption(
     name="partitions",
     doc="Read only these partition ids, comma-separated: 0,2; fixed for the life of a checkpoint.",
     shown_default="unset (every partition)",
     uses=Use.READ,
+    config_field="SourceConfig.partitions",
 )
 MAX_EVENTS_PER_PARTITION = Integer(
     name="maxEventsPerPartition",
@@ -295,6 +231,7 @@ MAX_EVENTS_PER_PARTITION = Integer(
     "(Kafka's maxRecordsPerPartition).",
     minimum=1,
     uses=Use.READ,
+    config_field="SourceConfig.max_events_per_partition",
 )
 MIN_PARTITIONS = Integer(
     name="minPartitions",
@@ -303,12 +240,14 @@ MIN_PARTITIONS = Integer(
     minimum=1,
     maximum=100_000,
     uses=Use.READ,
+    config_field="SourceConfig.min_partitions",
 )
 FAIL_ON_DATA_LOSS = Flag(
     name="failOnDataLoss",
     doc="Fail when events expired before being read; false: skip to the first retained event.",
     default="true",
     uses=Use.READ,
+    config_field="SourceConfig.fail_on_data_loss",
 )
 RECEIVER_TIMEOUT = Duration(
     name="receiverTimeout",
@@ -319,6 +258,7 @@ RECEIVER_TIMEOUT = Duration(
     iso=True,
     aliases=_scala("receiverTimeout"),
     uses=Use.READ,
+    config_field="SourceConfig.receiver_timeout_s",
 )
 OPERATION_TIMEOUT = Duration(
     name="operationTimeout",
@@ -329,6 +269,7 @@ OPERATION_TIMEOUT = Duration(
     iso=True,
     aliases=_scala("operationTimeout"),
     uses=Use.READ,
+    config_field="SourceConfig.operation_timeout_s",
 )
 PREFETCH_COUNT = Integer(
     name="prefetchCount",
@@ -342,6 +283,7 @@ PREFETCH_COUNT = Integer(
     maximum=100_000,
     aliases=_scala("prefetchCount"),
     uses=Use.READ,
+    config_field="SourceConfig.prefetch",
 )
 RECEIVE_BATCH_SIZE = Integer(
     name="receiveBatchSize",
@@ -350,6 +292,7 @@ RECEIVE_BATCH_SIZE = Integer(
     minimum=1,
     maximum=100_000,
     uses=Use.READ,
+    config_field="SourceConfig.receive_batch_size",
 )
 USE_EXCLUSIVE_RECEIVER = Flag(
     name="useExclusiveReceiver",
@@ -357,6 +300,7 @@ USE_EXCLUSIVE_RECEIVER = Flag(
     default="false",
     aliases=_scala("useExclusiveReceiver"),
     uses=Use.READ,
+    config_field="SourceConfig.exclusive",
 )
 PARTITION_PREFERRED_LOCATION_STRATEGY = Choice(
     name="partitionPreferredLocationStrategy",
@@ -364,6 +308,7 @@ PARTITION_PREFERRED_LOCATION_STRATEGY = Choice(
     default="Hash",
     choices=("Hash", "BalancedHash"),
     uses=Use.READ,
+    config_field="SourceConfig.locality",
 )
 RECEIVER_IDLE_TIMEOUT = Duration(
     name="receiverIdleTimeout",
@@ -372,6 +317,7 @@ RECEIVER_IDLE_TIMEOUT = Duration(
     minimum=0.1,
     iso=True,
     uses=Use.READ,
+    config_field="SourceConfig.idle_timeout_s",
 )
 MAX_PARKED_RECEIVERS = Integer(
     name="maxParkedReceivers",
@@ -384,6 +330,7 @@ MAX_PARKED_RECEIVERS = Integer(
     minimum=0,
     maximum=4,
     uses=Use.READ,
+    config_field="SourceConfig.max_parked",
 )
 RECEIVER_BUFFER_BYTES = Size(
     name="receiverBufferBytes",
@@ -393,6 +340,7 @@ RECEIVER_BUFFER_BYTES = Size(
     "prefetchCount at this / 2 MiB, so that what the SDK fetches ahead stays within it.",
     default="64m",
     uses=Use.READ,
+    config_field="SourceConfig.buffer_bytes",
 )
 PARTITION_INFO_CACHE_INTERVAL = Duration(
     name="partitionInfoCacheInterval",
@@ -403,6 +351,7 @@ PARTITION_INFO_CACHE_INTERVAL = Duration(
     default="250ms",
     iso=True,
     uses=Use.READ,
+    config_field="SourceConfig.info_cache_s",
 )
 PARTITION_DISCOVERY_INTERVAL = Duration(
     name="partitionDiscoveryInterval",
@@ -412,6 +361,7 @@ PARTITION_DISCOVERY_INTERVAL = Duration(
     default="30s",
     iso=True,
     uses=Use.READ,
+    config_field="SourceConfig.discovery_s",
 )
 # -- the Event Hubs checkpoint store (Azure Blob), as EventProcessorClient keeps it ----------
 STORE_CONTAINER = Text(
@@ -426,6 +376,7 @@ STORE_CONNECTION_STRING = Text(
     doc="Storage account connection string of the checkpoint store.",
     uses=Use.READ,
     secret=True,
+    config_field="CheckpointStoreConfig.connection_string",
 )
 STORE_ACCOUNT_URL = Text(
     name="checkpointStore.accountUrl",
@@ -433,6 +384,7 @@ STORE_ACCOUNT_URL = Text(
     "reached with the query's Entra ID credential (auth=servicePrincipal, managedIdentity "
     "or defaultAzureCredential; the identity needs Storage Blob Data Contributor).",
     uses=Use.READ,
+    config_field="CheckpointStoreConfig.account_url",
 )
 STORE_UPDATE = Flag(
     name="checkpointStore.update",
@@ -441,12 +393,61 @@ STORE_UPDATE = Flag(
     default="true",
     uses=Use.STREAM_READ,
 )
-STORE_OPTIONS = (STORE_CONTAINER, STORE_CONNECTION_STRING, STORE_ACCOUNT_URL, STORE_UPDATE)
 
 TASK_STATS_PATH = Text(
     name="taskStatsPath",
     doc="Diagnostics folder: one JSON line per read task (batch, partition, cache hit, ...).",
     uses=Use.READ,
+    config_field="SourceConfig.task_stats_path",
+)
+
+# -- the writer ---------------------------------------------------------------------------
+MAX_BATCH_BYTES = Size(
+    name="maxBatchBytes",
+    doc="Most bytes per EventDataBatch (one AMQP message); smaller values send smaller batches.",
+    shown_default="the hub's maximum message size",
+    minimum=1024,
+    uses=Use.WRITE,
+    config_field="SinkConfig.max_batch_bytes",
+)
+MAX_RETRIES = Integer(
+    name="maxRetries",
+    doc="Retries of a failed send (server busy, timeouts, lost connections).",
+    default="5",
+    minimum=0,
+    maximum=100,
+    uses=Use.WRITE,
+    config_field="SinkConfig.max_retries",
+)
+RETRY_BACKOFF = Duration(
+    name="retryBackoff",
+    doc="First wait between retries; doubles each retry, at most 30s.",
+    default="500ms",
+    iso=True,
+    uses=Use.WRITE,
+    config_field="SinkConfig.retry_backoff_s",
+)
+SEND_TIMEOUT = Duration(
+    name="sendTimeout",
+    doc="Longest wait for one batch's acknowledgement.",
+    default="60s",
+    minimum=1,
+    iso=True,
+    uses=Use.WRITE,
+    config_field="SinkConfig.send_timeout_s",
+)
+STAMP_BATCH_ID = Flag(
+    name="stampBatchId",
+    doc="Add properties spark.batchId, spark.partition and spark.row to every event so "
+    "consumers can drop events a replayed batch sent again.",
+    default="false",
+    uses=Use.WRITE,
+    config_field="SinkConfig.stamp",
+)
+CHECKPOINT_LOCATION = Text(
+    name="checkpointLocation",
+    doc="Spark's own option: the query's checkpoint (not read here).",
+    uses=Use.WRITE,
 )
 
 # -- event bodies (bodyFormat and avroSchema mean one thing to readers, another to writers) --
@@ -487,6 +488,7 @@ MODE = Choice(
     default="FAILFAST",
     choices=MODES,
     uses=Use.READ,
+    config_field="BodyFormat.mode",
 )
 COLUMN_NAME_OF_CORRUPT_RECORD = Text(
     name="columnNameOfCorruptRecord",
@@ -527,6 +529,7 @@ REGISTRY_CONNECTION_VERIFY = Text(
     doc="Path to a PEM CA bundle that verifies the registry's and the authority's TLS "
     "certificates (TLS-inspecting proxies, private CAs).",
     shown_default="the system's CA certificates",
+    config_field="RegistryConfig.connection_verify",
 )
 REGISTRY_AUTO_REGISTER = Flag(
     name="schemaRegistry.autoRegisterSchemas",
@@ -551,100 +554,12 @@ AVRO_ONLY_READ = (
 )
 AVRO_ONLY_WRITE = (WRITE_AVRO_SCHEMA, *REGISTRY_OPTIONS, REGISTRY_AUTO_REGISTER)
 
-# -- the writer ---------------------------------------------------------------------------
-MAX_BATCH_BYTES = Size(
-    name="maxBatchBytes",
-    doc="Most bytes per EventDataBatch (one AMQP message); smaller values send smaller batches.",
-    shown_default="the hub's maximum message size",
-    minimum=1024,
-    uses=Use.WRITE,
-)
-MAX_RETRIES = Integer(
-    name="maxRetries",
-    doc="Retries of a failed send (server busy, timeouts, lost connections).",
-    default="5",
-    minimum=0,
-    maximum=100,
-    uses=Use.WRITE,
-)
-RETRY_BACKOFF = Duration(
-    name="retryBackoff",
-    doc="First wait between retries; doubles each retry, at most 30s.",
-    default="500ms",
-    iso=True,
-    uses=Use.WRITE,
-)
-SEND_TIMEOUT = Duration(
-    name="sendTimeout",
-    doc="Longest wait for one batch's acknowledgement.",
-    default="60s",
-    minimum=1,
-    iso=True,
-    uses=Use.WRITE,
-)
-STAMP_BATCH_ID = Flag(
-    name="stampBatchId",
-    doc="Add properties spark.batchId, spark.partition and spark.row to every event so "
-    "consumers can drop events a replayed batch sent again.",
-    default="false",
-    uses=Use.WRITE,
-)
-CHECKPOINT_LOCATION = Text(
-    name="checkpointLocation",
-    doc="Spark's own option: the query's checkpoint (not read here).",
-    uses=Use.WRITE,
-)
+# Spark passes it to every writer; last in the docs' tables.
 QUERY_NAME = Text(
     name="queryName",
     doc="Spark passes writeStream.queryName(...) as an option (not read here).",
     uses=Use.WRITE,
 )
 
-TABLE = OptionTable(
-    NAME,
-    (
-        *CONNECTION_OPTIONS,
-        CONSUMER_GROUP,
-        STARTING_POSITION,
-        STARTING_POSITIONS,
-        ENDING_POSITION,
-        ENDING_POSITIONS,
-        MAX_EVENTS_PER_TRIGGER,
-        MIN_EVENTS_PER_TRIGGER,
-        MAX_TRIGGER_DELAY,
-        PARTITIONS,
-        MAX_EVENTS_PER_PARTITION,
-        MIN_PARTITIONS,
-        FAIL_ON_DATA_LOSS,
-        RECEIVER_TIMEOUT,
-        OPERATION_TIMEOUT,
-        PREFETCH_COUNT,
-        RECEIVE_BATCH_SIZE,
-        USE_EXCLUSIVE_RECEIVER,
-        PARTITION_PREFERRED_LOCATION_STRATEGY,
-        RECEIVER_IDLE_TIMEOUT,
-        MAX_PARKED_RECEIVERS,
-        RECEIVER_BUFFER_BYTES,
-        PARTITION_INFO_CACHE_INTERVAL,
-        PARTITION_DISCOVERY_INTERVAL,
-        *STORE_OPTIONS,
-        TASK_STATS_PATH,
-        MAX_BATCH_BYTES,
-        MAX_RETRIES,
-        RETRY_BACKOFF,
-        SEND_TIMEOUT,
-        STAMP_BATCH_ID,
-        CHECKPOINT_LOCATION,
-        READ_BODY_FORMAT,
-        WRITE_BODY_FORMAT,
-        READ_AVRO_SCHEMA,
-        WRITE_AVRO_SCHEMA,
-        MODE,
-        COLUMN_NAME_OF_CORRUPT_RECORD,
-        BAD_RECORDS_PATH,
-        *REGISTRY_OPTIONS,
-        REGISTRY_AUTO_REGISTER,
-        QUERY_NAME,
-    ),
-)
+TABLE = OptionTable.declared(NAME, globals())
 SECRET_OPTIONS = tuple(option for option in TABLE.options if option.secret)

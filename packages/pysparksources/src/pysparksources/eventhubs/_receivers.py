@@ -1,20 +1,21 @@
 """Executor-side positioned receivers, cached across tasks of one Python worker.
 
-Python workers are reused across micro-batches, so a module-level cache keeps, per
-(connection, consumer group, partition and every setting a receiver is built with), a
-receiver standing where the last task stopped. A background thread runs the SDK's
-``receive_batch`` into a queue bounded in bytes across all receivers of the process
-(backpressure: the SDK callback blocks while there is no room); a task drains it up to its
-range end and parks the receiver. A task that starts elsewhere recreates it. Idle receivers
-are closed by a reaper thread, and so is a parked receiver that burns CPU without receiving
-(see ``PositionedReceiver.spinning``). Each receiver owns its SDK client: closing a client is
-the SDK's only way to stop one ``receive_batch`` call.
+Python workers are reused across micro-batches, so a process cache (``eventhubs.receivers``
+in :mod:`pysparksources._core.process_caches`) keeps, per (connection, consumer group,
+partition and every setting a receiver is built with), a receiver standing where the last task
+stopped. A background thread runs the SDK's ``receive_batch`` into a queue bounded in bytes
+across all receivers of the process (backpressure: the SDK callback blocks while there is no
+room); a task drains it up to its range end and parks the receiver. A task that starts
+elsewhere recreates it. The process's housekeeping thread closes receivers parked longer than
+receiverIdleTimeout, and a parked receiver that burns CPU without receiving (see
+``PositionedReceiver.spinning``). Each receiver owns its SDK client: closing a client is the
+SDK's only way to stop one ``receive_batch`` call.
 
 A receiver's client retries nothing (``_outages.RECEIVER_CLIENT``): the SDK's default retries
 re-attach a refused link forever without calling ``on_error``, so a failed link ends its
 receiver with the SDK's error and the task decides (``_outages.OutageBudget``: a new link
 where this one stopped, within receiverTimeout). A parked receiver whose link failed is
-closed by the reaper. A link that stays attached but brings nothing for
+closed by the housekeeping thread. A link that stays attached but brings nothing for
 :data:`_GROUP_CHECK_AFTER_S` while it is waited for, though the events it waits for exist,
 checks its consumer group once (``_group_check.GroupCheck``, from where it stands) and fails
 with the error naming the group when the check finds it missing.
@@ -31,6 +32,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
+from pysparksources._core.process_caches import PROCESS
 from pysparksources.errors import ServiceTimeoutError
 from pysparksources.eventhubs import NAME
 from pysparksources.eventhubs._group_check import GroupCheck
@@ -82,13 +84,13 @@ _MAX_EVENT_BYTES = 1024 * 1024 + _EVENT_OVERHEAD_BYTES
 _REAP_INTERVAL_S = 0.1
 _SPIN_CPU_SHARE = 0.05
 _SPIN_STRIKES = 2
+# Receivers one Python worker parks at most, the least recently parked closed first: each
+# parked one's thread wakes 50 times a second (0.2 % of a core), so 256 stay under half a core.
+_MAX_PARKED = 256
 # How long a receiver may bring nothing, while a task (or the driver) waits for an event that
 # exists, before it checks its consumer group: a new receiver's first events come within a
 # fraction of a second, so this only fires when something is wrong.
 _GROUP_CHECK_AFTER_S = 2.0
-_CACHE: dict[tuple[object, ...], PositionedReceiver] = {}
-_LOCK = threading.Lock()
-_REAPER: threading.Thread | None = None
 
 
 def effective_prefetch(config: SourceConfig) -> int:
@@ -169,7 +171,9 @@ class _ByteBudget:
             self._cond.notify_all()
 
 
-_BUDGET = _ByteBudget()
+# One budget per process; a forked child makes its own (the parent's may be held by a thread
+# the child does not have).
+_BUDGET = PROCESS.value("eventhubs.receiver-budget", _ByteBudget)
 
 
 class PositionedReceiver:
@@ -196,7 +200,6 @@ class PositionedReceiver:
         self._group_check: GroupCheck | None = None
         self._checked_at = -1  # the deliveries count when the last group check started
         self.group_missing = False  # a group check found the consumer group missing
-        self.last_used = time.monotonic()
         self._active = True  # read by a task (or the driver) now, not parked
         self._pending: list[Any] = []
         self._queue: queue.Queue[tuple[list[Any], int] | BaseException] = queue.Queue()
@@ -278,12 +281,12 @@ class PositionedReceiver:
         sizes = [_event_bytes(event) for event in events]
         start = 0
         while start < len(events):
-            room = _BUDGET.room(self)
+            room = _BUDGET.get().room(self)
             end, size = start + 1, sizes[start]
             while end < len(events) and size + sizes[end] <= room:
                 size += sizes[end]
                 end += 1
-            if not _BUDGET.reserve(self, size, self._stop):
+            if not _BUDGET.get().reserve(self, size, self._stop):
                 return  # closed
             self._put((events[start:end], size))
             start = end
@@ -307,6 +310,11 @@ class PositionedReceiver:
     def failed(self) -> bool:
         """The link failed (the SDK's error waits in the queue), or the group is missing."""
         return self._failed
+
+    @property
+    def closed(self) -> bool:
+        """:meth:`close` was called (by a task, or by the housekeeping thread)."""
+        return self._stop.is_set()
 
     @property
     def alive(self) -> bool:
@@ -336,7 +344,7 @@ class PositionedReceiver:
         if isinstance(item, BaseException):
             raise item
         events, size = item
-        _BUDGET.release(self, size)
+        _BUDGET.get().release(self, size)
         self._taken(len(events))
         return events
 
@@ -393,7 +401,6 @@ class PositionedReceiver:
             return None
 
     def park(self) -> None:
-        self.last_used = time.monotonic()
         self._active = False
         self._spin_marks, self._spin_strikes = None, 0
 
@@ -401,7 +408,7 @@ class PositionedReceiver:
         """Taken from the cache for a task: that query's timeouts and budget apply now."""
         self.config = config
         self._active = True
-        _BUDGET.wake()
+        _BUDGET.get().wake()
 
     def spinning(self) -> bool:
         """Whether this parked receiver has burnt CPU without receiving for a few checks.
@@ -455,7 +462,7 @@ class PositionedReceiver:
         self._stop.set()
         if self._group_check is not None:
             self._group_check.cancel()
-        _BUDGET.forget(self)
+        _BUDGET.get().forget(self)
         try:
             self._client.close()
         except Exception:  # closing is best effort; the thread is a daemon
@@ -484,37 +491,42 @@ def _key(config: SourceConfig, partition_id: str) -> tuple[object, ...]:
     )
 
 
-def _reap() -> None:
-    while True:
-        time.sleep(_REAP_INTERVAL_S)
-        reap_once()
-
-
-def reap_once() -> list[PositionedReceiver]:
-    """Close parked receivers idle past receiverIdleTimeout, spinning or failed; return them.
+def _needs_closing(receiver: PositionedReceiver) -> bool:
+    """Whether a parked receiver is spinning, failed or asked to close by another worker
+    (``_parked_links``); the housekeeping thread asks 10 times a second.
 
     A failed one's SDK loop goes on without a partition to receive, in a tight loop
     (azure-eventhub 5.15 re-claims it only at its next load-balancing round).
     """
-    now = time.monotonic()
-    with _LOCK:
-        spinning = {k for k, r in _CACHE.items() if r.spinning()}
-        idle = {k for k, r in _CACHE.items() if now - r.last_used > r.config.idle_timeout_s}
-        failed = {k for k, r in _CACHE.items() if r.failed}
-        asked = {k for k, r in _CACHE.items() if is_asked_to_close(r.slot, r.token)}
-        stale = {k: _CACHE.pop(k) for k in spinning | idle | failed | asked}
-    for key, receiver in stale.items():
-        if key in spinning:
-            log.warning(
-                "%s: closed the parked receiver of partition %s of %s: it used CPU "
-                "without receiving (the connection to Event Hubs is lost and the SDK retries "
-                "in a tight loop); the next batch opens a new one",
-                NAME,
-                receiver.partition_id,
-                receiver.config.connection.describe(),
-            )
-        receiver.close()
-    return list(stale.values())
+    if receiver.spinning():  # first: it counts strikes, so it runs every round
+        log.warning(
+            "%s: closed the parked receiver of partition %s of %s: it used CPU "
+            "without receiving (the connection to Event Hubs is lost and the SDK retries "
+            "in a tight loop); the next batch opens a new one",
+            NAME,
+            receiver.partition_id,
+            receiver.config.connection.describe(),
+        )
+        return True
+    return receiver.failed or is_asked_to_close(receiver.slot, receiver.token)
+
+
+# Parked receivers, closed when they leave: taken by no task for receiverIdleTimeout (each
+# entry's age), pushed out by a newer one, or found spinning, failed or asked to close.
+_PARKED = PROCESS.cache(
+    "eventhubs.receivers",
+    _MAX_PARKED,
+    close=PositionedReceiver.close,
+    reap=_needs_closing,
+    sweep_every_s=_REAP_INTERVAL_S,
+)
+
+
+def reap_once() -> list[PositionedReceiver]:
+    """Close parked receivers idle past receiverIdleTimeout, spinning, failed or asked to
+    close, now (the housekeeping thread does it 10 times a second); return them."""
+    closed: list[PositionedReceiver] = _PARKED.sweep()
+    return closed
 
 
 def skip_limit(config: SourceConfig) -> int:
@@ -540,12 +552,7 @@ def acquire(config: SourceConfig, partition_id: str, start: int) -> tuple[Positi
     batches of a partition to other Python workers in turn; it drops those events, cheaper
     than a new link. ``miss``: a new receiver.
     """
-    global _REAPER
-    with _LOCK:
-        cached = _CACHE.pop(_key(config, partition_id), None)
-        if _REAPER is None:
-            _REAPER = threading.Thread(target=_reap, daemon=True, name="eh-receiver-reaper")
-            _REAPER.start()
+    cached: PositionedReceiver | None = _PARKED.take(_key(config, partition_id))
     if cached is not None:
         unparked(cached.slot, cached.token)  # in a task now, whatever comes of it
     if cached is not None and cached.alive and cached.next_seq is not None:
@@ -576,12 +583,13 @@ def release(receiver: PositionedReceiver, ok: bool) -> None:
         receiver.close()
         return
     receiver.park()
-    with _LOCK:
-        previous = _CACHE.pop(_key(receiver.config, receiver.partition_id), None)
-        _CACHE[_key(receiver.config, receiver.partition_id)] = receiver
-    if previous is not None and previous is not receiver:
-        previous.close()
+    # Registered before it is in the cache: a sweep that closes it at once unregisters it.
     parked(receiver.slot, receiver.token)
+    _PARKED.put(
+        _key(receiver.config, receiver.partition_id),
+        receiver,
+        max_age_s=receiver.config.idle_timeout_s,
+    )  # a receiver parked there before is closed
 
 
 def free_links_after(error: BaseException, receiver: PositionedReceiver) -> None:
@@ -601,9 +609,5 @@ def free_links_after(error: BaseException, receiver: PositionedReceiver) -> None
 
 
 def close_all() -> None:
-    """Close every cached receiver (tests; a worker's receivers otherwise live until reaped)."""
-    with _LOCK:
-        cached = list(_CACHE.values())
-        _CACHE.clear()
-    for receiver in cached:
-        receiver.close()
+    """Close every parked receiver (tests; a worker's receivers otherwise live until reaped)."""
+    _PARKED.clear()

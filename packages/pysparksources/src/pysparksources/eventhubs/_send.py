@@ -5,7 +5,8 @@ groups its rows by target (a partition id, a partition key, or the service's rou
 fills EventDataBatches up to the hub's message size and retries a failed send with
 exponential backoff. A retried send can duplicate events the service did store before the
 failure reached us: delivery is at least once. Producers are pooled per executor process
-(Python workers are reused across batches), keyed by the connection, and closed at exit.
+(Python workers are reused across batches) in the process cache ``eventhubs.producers``, keyed
+by the connection, and closed at exit.
 
 A task keeps one open batch per target, and targets are as many as the distinct partition
 keys of its rows; so the open batches are bounded in bytes: past the bound, the fullest are
@@ -14,10 +15,7 @@ sent early (a key's events still leave in order: its open batch goes before its 
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import logging
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,26 +23,40 @@ from typing import Any
 
 import pyarrow as pa
 
+from pysparksources._core.process_caches import PROCESS, ProcessCache
 from pysparksources.errors import MalformedRecordError, OptionError, ServiceError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs._avro_write import encode_bodies
 from pysparksources.eventhubs._refusals import CONFIRM, no_such_name, refusal
+from pysparksources.eventhubs.avro.encode import encode_bodies
 from pysparksources.eventhubs.config import SinkConfig
 
 __all__ = ["SendStats", "send_record_batches"]
 
 log = logging.getLogger(__name__)
-_POOL: dict[str, Any] = {}
-_POOL_LOCK = threading.Lock()
+# Connections a process sends to at most: the least recently used producer beyond is closed.
+_MAX_CONNECTIONS = 64
+
+
+def _close_producer(client: Any) -> None:
+    client.close()
+
+
+# (pool key, first contact) -> the producer; a producer of a connection's first contact
+# retries nothing (``first_contact`` below), one made after has the SDK's retries.
+_PRODUCERS = PROCESS.cache(
+    "eventhubs.producers", _MAX_CONNECTIONS, close=_close_producer, close_at_exit=True
+)
 # Connections (pool keys) a send succeeded on in this process. Until then a refused
 # connection or a host name that does not exist fails the task at once, named (a wrong
 # namespace); afterwards they are retried (an emulator restarting, a resolver hiccup).
-_REACHED: set[str] = set()
+_REACHED: ProcessCache[str, bool] = PROCESS.cache("eventhubs.reached", _MAX_CONNECTIONS)
 # Connections whose first contact is over in this process: a send succeeded, or an error that
 # names nothing came, which retries may mend. Until then the pooled producer is one that
 # retries nothing (``first_contact``), so that a hub or namespace that does not exist fails
-# the task at once; afterwards producers have the SDK's retries.
-_SETTLED: set[str] = set()
+# the task at once; afterwards producers have the SDK's retries. (Forgotten beyond
+# ``_MAX_CONNECTIONS``: a connection then starts a first contact again, which only fails
+# sooner.)
+_SETTLED: ProcessCache[str, bool] = PROCESS.cache("eventhubs.settled", _MAX_CONNECTIONS)
 _MAX_BACKOFF_S = 30.0
 _OPEN_BATCHES_BYTES = 64 * 1024 * 1024
 # An event in an EventDataBatch is held twice (the EventData and its encoded copy) plus about
@@ -62,13 +74,11 @@ class SendStats:
 
 
 def _producer(config: SinkConfig) -> Any:
-    key = config.connection.pool_key()
-    with _POOL_LOCK:
-        client = _POOL.get(key)
-        if client is None:
-            client = config.connection.producer_client(first_contact=key not in _SETTLED)
-            _POOL[key] = client
-    return client
+    first_contact = _first_contact(config)
+    return _PRODUCERS.get_or_make(
+        (config.connection.pool_key(), first_contact),
+        lambda: config.connection.producer_client(first_contact=first_contact),
+    )
 
 
 def _first_contact(config: SinkConfig) -> bool:
@@ -78,11 +88,10 @@ def _first_contact(config: SinkConfig) -> bool:
 def _settle(config: SinkConfig) -> None:
     """End the connection's first contact: the next producer has the SDK's retries."""
     key = config.connection.pool_key()
-    with _POOL_LOCK:
-        if key in _SETTLED:
-            return
-        _SETTLED.add(key)
-    _evict(config)
+    if key in _SETTLED:
+        return
+    _SETTLED.put(key, True)
+    _PRODUCERS.discard((key, True))
 
 
 def _refused(config: SinkConfig, error: BaseException, first_contact: bool) -> OptionError | None:
@@ -101,23 +110,10 @@ def _refused(config: SinkConfig, error: BaseException, first_contact: bool) -> O
 
 
 def _evict(config: SinkConfig) -> None:
-    with _POOL_LOCK:
-        client = _POOL.pop(config.connection.pool_key(), None)
-    if client is not None:
-        try:
-            client.close()
-        except Exception:  # closing a broken client is best effort
-            log.debug("closing a failed producer raised", exc_info=True)
-
-
-@atexit.register
-def _close_all() -> None:
-    with _POOL_LOCK:
-        clients = list(_POOL.values())
-        _POOL.clear()
-    for client in clients:
-        with contextlib.suppress(Exception):  # the process is exiting
-            client.close()
+    """Close the connection's producers (closing a broken one is best effort)."""
+    key = config.connection.pool_key()
+    _PRODUCERS.discard((key, True))
+    _PRODUCERS.discard((key, False))
 
 
 def _retryable(error: BaseException) -> bool:
@@ -169,7 +165,7 @@ def _send(config: SinkConfig, batch: Any, stats: SendStats) -> None:
         try:
             _producer(config).send_batch(batch, timeout=config.send_timeout_s)
             stats.batches += 1
-            _REACHED.add(config.connection.pool_key())
+            _REACHED.put(config.connection.pool_key(), True)
             _settle(config)
             return
         except Exception as error:

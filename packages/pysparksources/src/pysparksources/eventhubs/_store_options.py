@@ -81,13 +81,7 @@ def parse_checkpoint_store(
             "pip install 'pysparksources[checkpointstore]'",
         )
     update = opts.value(STORE_UPDATE) and opts.use != Use.BATCH_READ  # batch reads write nothing
-    return CheckpointStoreConfig(
-        container=container,
-        connection_string=connection_string,
-        account_url=account_url,
-        update=update,
-        account=account,
-    )
+    return opts.fill(CheckpointStoreConfig, container=container, update=update, account=account)
 
 
 def _installed(module: str) -> bool:

@@ -4,7 +4,9 @@ Only the driver imports this module (through the data source); readers, writers 
 the config. The data source parses at one moment for every use (``load()`` for reads without
 ``.schema(...)``, else just before the reader or writer is built), so a bad option, or an input
 column the sink cannot send, fails the query at its start, naming it, instead of inside a task.
-The Scala connector's ``eventhubs.*`` names are aliases (see the option table).
+The Scala connector's ``eventhubs.*`` names are aliases (see the option table). An option that
+names a config field (``config_field``) is copied there by ``opts.fill``: this module holds only
+what needs more than that copy.
 """
 
 from __future__ import annotations
@@ -28,43 +30,21 @@ from pysparksources.eventhubs._option_table import (
     CLIENT_SECRET,
     CONNECTION_STRING,
     CONSUMER_GROUP,
-    ENDING_POSITION,
     ENDING_POSITIONS,
     EVENT_HUB_NAME,
-    FAIL_ON_DATA_LOSS,
     FULLY_QUALIFIED_NAMESPACE,
-    MAX_BATCH_BYTES,
-    MAX_EVENTS_PER_PARTITION,
     MAX_EVENTS_PER_TRIGGER,
-    MAX_PARKED_RECEIVERS,
-    MAX_RETRIES,
     MAX_TRIGGER_DELAY,
     MIN_EVENTS_PER_TRIGGER,
-    MIN_PARTITIONS,
-    OPERATION_TIMEOUT,
-    PARTITION_DISCOVERY_INTERVAL,
     PARTITION_INFO_CACHE_INTERVAL,
-    PARTITION_PREFERRED_LOCATION_STRATEGY,
-    PARTITIONS,
-    PREFETCH_COUNT,
-    RECEIVE_BATCH_SIZE,
-    RECEIVER_BUFFER_BYTES,
-    RECEIVER_IDLE_TIMEOUT,
-    RECEIVER_TIMEOUT,
-    RETRY_BACKOFF,
-    SEND_TIMEOUT,
     SHARED_ACCESS_KEY,
     SHARED_ACCESS_KEY_NAME,
     SHARED_ACCESS_SIGNATURE,
-    STAMP_BATCH_ID,
-    STARTING_POSITION,
     STARTING_POSITIONS,
     TABLE,
-    TASK_STATS_PATH,
     TENANT_ID,
     TRANSPORT_TYPE,
     USE_DEVELOPMENT_EMULATOR,
-    USE_EXCLUSIVE_RECEIVER,
 )
 from pysparksources.eventhubs._store_options import parse_checkpoint_store
 from pysparksources.eventhubs.config import BodyFormat, SinkConfig, SourceConfig
@@ -283,7 +263,7 @@ def _check_credential_options(opts: Options, connection: EventHubConnection) -> 
 
 
 # -- the reader ---------------------------------------------------------------------------
-def _trigger_bounds(opts: Options) -> tuple[int | None, int | None, float]:
+def _check_trigger_bounds(opts: Options) -> None:
     """maxEventsPerTrigger, minEventsPerTrigger and maxTriggerDelay, checked together."""
     per_trigger = opts.get(MAX_EVENTS_PER_TRIGGER)
     min_per_trigger = opts.get(MIN_EVENTS_PER_TRIGGER)
@@ -294,7 +274,6 @@ def _trigger_bounds(opts: Options) -> tuple[int | None, int | None, float]:
             MIN_EVENTS_PER_TRIGGER,
             f"expected at most maxEventsPerTrigger ({per_trigger}): a batch holds between the two",
         )
-    return per_trigger, min_per_trigger, opts.value(MAX_TRIGGER_DELAY)
 
 
 def _source(opts: Options, schema: StructType | None) -> SourceConfig:
@@ -302,34 +281,14 @@ def _source(opts: Options, schema: StructType | None) -> SourceConfig:
     group = opts.value(CONSUMER_GROUP)
     if not group.strip():
         raise opts.error(CONSUMER_GROUP, "expected a consumer group name")
-    per_trigger, min_per_trigger, trigger_delay = _trigger_bounds(opts)
-    config = SourceConfig(
+    _check_trigger_bounds(opts)
+    config = opts.fill(
+        SourceConfig,
         connection=connection,
         consumer_group=group.strip(),
-        starting=opts.value(STARTING_POSITION),
         starting_per_partition=opts.get(STARTING_POSITIONS) or {},
-        ending=opts.value(ENDING_POSITION),
         ending_per_partition=opts.get(ENDING_POSITIONS) or {},
-        max_events_per_trigger=per_trigger,
-        min_events_per_trigger=min_per_trigger,
-        max_trigger_delay_s=trigger_delay,
-        partitions=opts.get(PARTITIONS),
-        max_events_per_partition=opts.get(MAX_EVENTS_PER_PARTITION),
-        min_partitions=opts.get(MIN_PARTITIONS),
-        fail_on_data_loss=opts.value(FAIL_ON_DATA_LOSS),
-        receiver_timeout_s=opts.value(RECEIVER_TIMEOUT),
-        operation_timeout_s=opts.value(OPERATION_TIMEOUT),
-        prefetch=opts.value(PREFETCH_COUNT),
-        receive_batch_size=opts.value(RECEIVE_BATCH_SIZE),
-        exclusive=opts.value(USE_EXCLUSIVE_RECEIVER),
-        locality=opts.value(PARTITION_PREFERRED_LOCATION_STRATEGY),
-        idle_timeout_s=opts.value(RECEIVER_IDLE_TIMEOUT),
-        max_parked=opts.value(MAX_PARKED_RECEIVERS),
-        buffer_bytes=opts.value(RECEIVER_BUFFER_BYTES),
-        info_cache_s=opts.value(PARTITION_INFO_CACHE_INTERVAL),
         info_cache_given=opts.has(PARTITION_INFO_CACHE_INTERVAL),
-        discovery_s=opts.value(PARTITION_DISCOVERY_INTERVAL),
-        task_stats_path=opts.get(TASK_STATS_PATH),
         body=parse_body_format(opts, sink=False),
         checkpoint_store=parse_checkpoint_store(opts, connection),
     )
@@ -342,7 +301,7 @@ def _check_read_schema(body: BodyFormat, schema: StructType) -> None:
     """A ``.schema(...)`` given to an Avro read must be the one avroSchema gives (Spark does
     not show a user schema to the data source at load(), so this waits for the reader)."""
     from pysparksources._core.compat import spark_schema_of
-    from pysparksources.eventhubs._avro_read import read_arrow_schema
+    from pysparksources.eventhubs.avro.decode import read_arrow_schema
 
     expected = spark_schema_of(read_arrow_schema(body)).simpleString()
     if schema.simpleString() != expected:
@@ -434,7 +393,7 @@ def _check_columns(
 
 def _avro_body(body: BodyFormat, schema: StructType, arrow: pa.Schema) -> BodyFormat:
     """The schema to encode with: avroSchema checked against the body column, or derived."""
-    from pysparksources.eventhubs._avro_write import derive_avro_schema, schema_mismatch
+    from pysparksources.eventhubs.avro.encode import derive_avro_schema, schema_mismatch
 
     column = next(c for c in arrow if c.name.lower() == "body")
     if body.schema_json is None:
@@ -454,26 +413,21 @@ def _avro_body(body: BodyFormat, schema: StructType, arrow: pa.Schema) -> BodyFo
 
 
 def _sink(opts: Options, schema: StructType) -> SinkConfig:
-    connection = _connection(opts)
-    max_bytes = opts.get(MAX_BATCH_BYTES)
-    retries = opts.value(MAX_RETRIES)
-    backoff = opts.value(RETRY_BACKOFF)
-    timeout = opts.value(SEND_TIMEOUT)
-    stamp = opts.value(STAMP_BATCH_ID)
-    body = parse_body_format(opts, sink=True)
+    config = opts.fill(
+        SinkConfig,
+        connection=_connection(opts),
+        body=parse_body_format(opts, sink=True),
+        # The input's columns, below: looked at once every option is checked.
+        partition_column=None,
+        key_column=None,
+        properties_column=None,
+    )
     arrow = spark_arrow_schema(schema)
-    partition, key, props = _check_columns(schema, arrow, body.avro)
-    if body.avro:
-        body = _avro_body(body, schema, arrow)
-    return SinkConfig(
-        connection=connection,
-        max_batch_bytes=max_bytes,
-        max_retries=retries,
-        retry_backoff_s=backoff,
-        send_timeout_s=timeout,
-        stamp=stamp,
+    partition, key, props = _check_columns(schema, arrow, config.body.avro)
+    return replace(
+        config,
+        body=_avro_body(config.body, schema, arrow) if config.body.avro else config.body,
         partition_column=partition,
         key_column=key,
         properties_column=props,
-        body=body,
     )

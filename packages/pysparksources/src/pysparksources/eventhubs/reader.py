@@ -5,8 +5,8 @@ prepareForTriggerAvailableNow (AvailableNow only) -> latestOffset(start, limit) 
 reportLatestOffset -> partitions -> commit -> stop. Executors: read(partition). Spark 4.0 and
 4.1 call ``latestOffset()`` alone: ``EngineCalls`` supplies the start and limit there.
 
-Offsets are ``{"<hub>": {"<partition>": next sequence number}}`` (the Scala connector's form);
-a batch reads [start, end) of every partition.
+Offsets are ``{"<hub>": {"<partition>": next sequence number}}`` (the Scala connector's form;
+``offsets.py``); a batch reads [start, end) of every partition.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import logging
 import math
 import time
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -31,7 +31,6 @@ from pysparksources._core.compat import (
 )
 from pysparksources._core.datasource import read_planned
 from pysparksources._core.engine_calls import EngineCalls
-from pysparksources._core.offsets import canonical_offset, checked_ints, offset_error
 from pysparksources.errors import (
     DataLossError,
     MalformedRecordError,
@@ -53,42 +52,26 @@ from pysparksources.eventhubs._receivers import (
 )
 from pysparksources.eventhubs._refusals import CONFIRM
 from pysparksources.eventhubs.config import SourceConfig
+from pysparksources.eventhubs.offsets import HubOffset, HubReport
 from pysparksources.eventhubs.planning import EventHubPartition, plan_partitions
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
-__all__ = ["LAST_ENQUEUED_KEY", "EventHubBatchReader", "EventHubStreamReader", "read_partition"]
+__all__ = ["EventHubBatchReader", "EventHubStreamReader", "read_partition"]
 
 log = logging.getLogger(__name__)
 Offset = dict[str, Any]
 _ROWS_PER_ARROW_BATCH = 8192
 _STORE_FLUSH_S = 30.0  # longest wait for the last positions to reach the checkpoint store
-# The reported latest offset's key for each partition's newest enqueued time (see
-# reportLatestOffset); pysparksources.monitoring reads it.
-LAST_ENQUEUED_KEY = "@lastEnqueuedTime"
 
 
 def _positions_of(config: SourceConfig, offset: Offset) -> dict[str, int]:
-    hub = config.connection.event_hub
-    if not isinstance(offset, dict) or not isinstance(offset.get(hub), dict):
-        raise offset_error(
-            NAME, offset, f"is not for hub {hub!r} (a checkpoint belongs to one hub)"
-        )
-    positions = offset[hub]
-    if not all(k.isascii() and k.isdigit() for k in positions):
-        raise offset_error(NAME, offset, "has a key that is not a partition id")
-    return checked_ints(NAME, positions, tuple(positions), "a map of partition ids")
+    return dict(HubOffset.of_hub(offset, config.connection.event_hub).positions)
 
 
 def _offset(config: SourceConfig, positions: dict[str, int]) -> Offset:
-    return canonical_offset({config.connection.event_hub: positions})
-
-
-def _iso_millis(moment: datetime) -> str:
-    """``2026-11-23T10:00:00.123Z``: the service stamps milliseconds, in UTC."""
-    utc = moment.astimezone(timezone.utc)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    return HubOffset(config.connection.event_hub, positions).to_dict()
 
 
 def _lost(config: SourceConfig, pid: str, first: int, retained: int) -> str:
@@ -210,7 +193,7 @@ def _record_batch(config: SourceConfig, events: list[Any], partition_id: str) ->
     # Imported here, on executors: the driver's planner process would otherwise import
     # pyarrow.compute (~60 ms) while the query starts, for nothing.
     from pysparksources.eventhubs._arrowize import to_record_batch
-    from pysparksources.eventhubs._avro_read import decode_batch
+    from pysparksources.eventhubs.avro.decode import decode_batch
 
     batch = to_record_batch(events, partition_id)
     if not config.body.avro:
@@ -369,17 +352,18 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return {pid: self._added[pid] for pid in new}
 
     def reportLatestOffset(self) -> Offset | None:
-        """The partitions' ends, and when each one's newest event was enqueued.
+        """The partitions' ends, and when each one's newest event was enqueued
+        (:class:`HubReport`).
 
         Spark only shows this in the progress (``sources[].latestOffset``); it never enters
-        the offset log, so the extra key cannot change what a checkpoint holds. The key starts
-        with ``@``, which an Event Hub name cannot, so it never collides with the hub's.
+        the offset log, so the extra key cannot change what a checkpoint holds.
         """
         if self._latest is None:
             return None
-        report = {self._config.connection.event_hub: self._latest}
-        times = {pid: _iso_millis(t) for pid, t in self._enqueued.items() if t is not None}
-        return canonical_offset({**report, LAST_ENQUEUED_KEY: times})
+        offset = HubOffset(self._config.connection.event_hub, self._latest)
+        times = {pid: t for pid, t in self._enqueued.items() if t is not None}
+        report: Offset = HubReport(offset, times).to_dict()
+        return report
 
     def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:
         self._engine.planned(end)

@@ -24,8 +24,8 @@ from pysparksources._core.compat import DataSourceStreamArrowWriter
 from pysparksources._core.worker_gc import freeze_imports
 from pysparksources.errors import OptionError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs._avro_write import with_schema_id
 from pysparksources.eventhubs._send import send_record_batches
+from pysparksources.eventhubs.avro.encode import with_schema_id
 from pysparksources.eventhubs.config import SinkConfig
 
 __all__ = ["EventHubBatchWriter", "EventHubStreamWriter", "EventsSent"]

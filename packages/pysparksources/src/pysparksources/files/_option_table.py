@@ -8,6 +8,10 @@ and text reader options apply to some read formats only: each format names them 
 and the parser refuses the others ("this option does not apply to format parquet");
 :data:`WRITE_FORMAT_OPTIONS` does the same for the sink. The formats, their codecs and the
 options a format declares itself come from the formats' registry.
+
+:data:`TABLE` holds every option declared here, in this order (the docs' order), then the
+formats' own options. An option whose value a config of ``config.py`` holds as parsed names its
+field (``config_field``), and the parser copies it there.
 """
 
 from __future__ import annotations
@@ -37,86 +41,6 @@ from pysparksources.files.formats import (
     FileFormat,
     WritableFormat,
 )
-
-__all__ = [
-    "BACKFILL_INTERVAL",
-    "CHECKPOINT_LOCATION",
-    "CLEAN_SOURCE",
-    "COMPRESSION",
-    "CORRUPT_RECORD_COLUMN",
-    "DATE_FORMAT",
-    "DISCARD_CACHED_INPUT_RATIO",
-    "DISCOVERY",
-    "ENCODING",
-    "ESCAPE",
-    "FILE_NAME_ONLY",
-    "FORMAT",
-    "FS",
-    "HEADER",
-    "IGNORE_CORRUPT_FILES",
-    "IGNORE_MISSING_FILES",
-    "IGNORE_NULL_FIELDS",
-    "INCLUDE_EXISTING_FILES",
-    "INFER_SCHEMA",
-    "LATEST_FIRST",
-    "LINE_SEP",
-    "LOG_CLEANUP_DELAY",
-    "LOG_DELETION",
-    "MAX_BYTES_PER_TRIGGER",
-    "MAX_CACHED_FILES",
-    "MAX_FILES_PER_TRIGGER",
-    "MAX_FILE_AGE",
-    "MAX_PARTITION_BYTES",
-    "MAX_RECORDS_PER_FILE",
-    "MERGE_SCHEMA",
-    "MIN_BATCHES_TO_RETAIN",
-    "MODE",
-    "MULTI_LINE",
-    "NULL_VALUE",
-    "OPEN_COST_IN_BYTES",
-    "OUTPUT_RETENTION",
-    "PARQUET_ROW_GROUP_ROWS",
-    "PARTITION_BY",
-    "PATH",
-    "PATH_GLOB_FILTER",
-    "PREFERS_DECIMAL",
-    "PRIMITIVES_AS_STRING",
-    "QUERY_NAME",
-    "QUEUE",
-    "QUEUE_URL",
-    "QUEUE_VISIBILITY_TIMEOUT",
-    "QUOTE",
-    "READ_FORMATS",
-    "READ_FORMAT_OPTIONS",
-    "RECURSIVE_FILE_LOOKUP",
-    "RESCUED_DATA_COLUMN",
-    "SAMPLING_RATIO",
-    "SCHEMA_EVOLUTION_MODE",
-    "SCHEMA_HINTS",
-    "SCHEMA_LOCATION",
-    "SCHEMA_SAMPLE_BYTES",
-    "SCHEMA_SAMPLE_FILES",
-    "SEP",
-    "SINK_FORMAT",
-    "SINK_HEADER",
-    "SINK_PATH",
-    "SINK_SEP",
-    "SINK_TIME_ZONE",
-    "SOURCE_ARCHIVE_DIR",
-    "SOURCE_LOG_CLEANUP_DELAY",
-    "SOURCE_LOG_COMPACT_INTERVAL",
-    "SOURCE_LOG_DELETION",
-    "SOURCE_LOG_LEASE_TIMEOUT",
-    "SOURCE_LOG_LOCATION",
-    "TABLE",
-    "TIMESTAMP_FORMAT",
-    "TIME_ZONE",
-    "UNREADABLE_MESSAGES",
-    "UNSUPPORTED",
-    "WHOLETEXT",
-    "WRITE_FORMATS",
-    "WRITE_FORMAT_OPTIONS",
-]
 
 _WRITABLE = tuple(fmt for fmt in FORMATS if isinstance(fmt, WritableFormat))
 INT_MAX = 2**31 - 1
@@ -283,6 +207,7 @@ FORMAT = Choice(
     default="parquet",
     choices=READ_FORMATS,
     uses=Use.READ,
+    config_field="ReaderOptions.format",
 )
 SOURCE_LOG_LOCATION = Text(
     name="sourceLogLocation",
@@ -297,18 +222,21 @@ MAX_FILES_PER_TRIGGER = Integer(
     doc="At most this many new files per micro-batch.",
     minimum=1,
     uses=Use.READ,
+    config_field="SourceConfig.max_files_per_trigger",
 )
 MAX_BYTES_PER_TRIGGER = Size(
     name="maxBytesPerTrigger",
     doc="At most this many bytes per micro-batch (the first file always); not together with "
     "maxFilesPerTrigger.",
     uses=Use.READ,
+    config_field="SourceConfig.max_bytes_per_trigger",
 )
 LATEST_FIRST = Flag(
     name="latestFirst",
     doc="Process the newest files first.",
     default="false",
     uses=Use.READ,
+    config_field="SourceConfig.latest_first",
 )
 MAX_FILE_AGE = Duration(
     name="maxFileAge",
@@ -323,6 +251,7 @@ FILE_NAME_ONLY = Flag(
     doc="Identify files by name only (not by full path).",
     default="false",
     uses=Use.READ,
+    config_field="SourceConfig.file_name_only",
 )
 MAX_CACHED_FILES = Integer(
     name="maxCachedFiles",
@@ -331,6 +260,7 @@ MAX_CACHED_FILES = Integer(
     minimum=0,
     maximum=INT_MAX,
     uses=Use.READ,
+    config_field="SourceConfig.max_cached_files",
 )
 DISCARD_CACHED_INPUT_RATIO = Number(
     name="discardCachedInputRatio",
@@ -339,6 +269,7 @@ DISCARD_CACHED_INPUT_RATIO = Number(
     minimum=0.0,
     maximum=1.0,
     uses=Use.READ,
+    config_field="SourceConfig.discard_cached_input_ratio",
 )
 CLEAN_SOURCE = Choice(
     name="cleanSource",
@@ -346,6 +277,7 @@ CLEAN_SOURCE = Choice(
     default="off",
     choices=("off", "archive", "delete"),
     uses=Use.READ,
+    config_field="SourceConfig.clean_source",
 )
 SOURCE_ARCHIVE_DIR = Text(
     name="sourceArchiveDir",
@@ -357,36 +289,42 @@ PATH_GLOB_FILTER = FileNameGlob(
     name="pathGlobFilter",
     doc="Only read files whose name matches this glob.",
     uses=Use.READ,
+    config_field="SourceConfig.path_glob_filter",
 )
 RECURSIVE_FILE_LOOKUP = Flag(
     name="recursiveFileLookup",
     doc="true: read every subfolder, with no partition columns.",
     default="false",
     uses=Use.READ,
+    config_field="SourceConfig.recursive_file_lookup",
 )
 IGNORE_CORRUPT_FILES = Flag(
     name="ignoreCorruptFiles",
     doc="Skip (and log) files that cannot be parsed.",
     default="false",
     uses=Use.READ,
+    config_field="ReaderOptions.ignore_corrupt_files",
 )
 IGNORE_MISSING_FILES = Flag(
     name="ignoreMissingFiles",
     doc="Skip files deleted between listing and reading.",
     default="false",
     uses=Use.READ,
+    config_field="ReaderOptions.ignore_missing_files",
 )
 MAX_PARTITION_BYTES = Size(
     name="maxPartitionBytes",
     doc="Target bytes per input partition (task).",
     default="128m",
     uses=Use.READ,
+    config_field="SourceConfig.max_partition_bytes",
 )
 OPEN_COST_IN_BYTES = Size(
     name="openCostInBytes",
     doc="Estimated cost of opening a file, in bytes, when packing files into partitions.",
     default="4m",
     uses=Use.READ,
+    config_field="SourceConfig.open_cost_bytes",
 )
 SOURCE_LOG_LEASE_TIMEOUT = Duration(
     name="sourceLogLeaseTimeout",
@@ -394,6 +332,7 @@ SOURCE_LOG_LEASE_TIMEOUT = Duration(
     default="60s",
     minimum=1.0,
     uses=Use.READ,
+    config_field="SourceConfig.lease_timeout_s",
 )
 SOURCE_LOG_COMPACT_INTERVAL = Integer(
     name="sourceLogCompactInterval",
@@ -406,6 +345,7 @@ SOURCE_LOG_COMPACT_INTERVAL = Integer(
     minimum=1,
     maximum=INT_MAX,
     uses=Use.READ,
+    config_field="SourceConfig.log_compact_interval",
 )
 SOURCE_LOG_CLEANUP_DELAY = Duration(
     name="sourceLogCleanupDelay",
@@ -422,6 +362,7 @@ SOURCE_LOG_DELETION = Flag(
     doc="false keeps every source log file (Spark's spark.sql.streaming.fileSource.log.deletion).",
     default="true",
     uses=Use.READ,
+    config_field="SourceConfig.log_deletion",
 )
 
 # How a stream finds new files (docs/pyfile-discovery.md): listing, or storage events in a queue.
@@ -458,6 +399,15 @@ BACKFILL_INTERVAL = Duration(
     "notification never came (unset: never).",
     minimum=1.0,
     uses=Use.STREAM_READ,
+    config_field="NotificationOptions.backfill_interval_s",
+)
+INCLUDE_EXISTING_FILES = Flag(
+    name="includeExistingFiles",
+    doc="discovery=notifications: list the path once when the stream starts fresh and read "
+    "the files already there; false reads only files that arrive later (backfills too).",
+    default="true",
+    uses=Use.STREAM_READ,
+    config_field="NotificationOptions.include_existing",
 )
 UNREADABLE_MESSAGES = Choice(
     name="unreadableMessages",
@@ -469,13 +419,6 @@ UNREADABLE_MESSAGES = Choice(
     choices=("delete", "leave"),
     uses=Use.STREAM_READ,
 )
-INCLUDE_EXISTING_FILES = Flag(
-    name="includeExistingFiles",
-    doc="discovery=notifications: list the path once when the stream starts fresh and read "
-    "the files already there; false reads only files that arrive later (backfills too).",
-    default="true",
-    uses=Use.STREAM_READ,
-)
 
 # Spark's csv/json/text reader options that pyfile maps onto pyarrow.
 HEADER = Flag(
@@ -483,6 +426,7 @@ HEADER = Flag(
     doc="csv: skip the first line of each file (columns map by position).",
     default="false",
     uses=Use.READ,
+    config_field="ReaderOptions.header",
 )
 SEP = Char(
     name="sep",
@@ -490,6 +434,7 @@ SEP = Char(
     default=",",
     aliases=("delimiter",),
     uses=Use.READ,
+    config_field="ReaderOptions.sep",
 )
 QUOTE = Char(
     name="quote",
@@ -497,6 +442,7 @@ QUOTE = Char(
     default='"',
     allow_empty=True,
     uses=Use.READ,
+    config_field="ReaderOptions.quote",
 )
 ESCAPE = Char(
     name="escape",
@@ -504,12 +450,14 @@ ESCAPE = Char(
     default="\\",
     allow_empty=True,
     uses=Use.READ,
+    config_field="ReaderOptions.escape",
 )
 NULL_VALUE = Text(
     name="nullValue",
     doc="csv: the text that means null.",
     default="",
     uses=Use.READ,
+    config_field="ReaderOptions.null_value",
 )
 ENCODING = Encoding(
     name="encoding",
@@ -517,6 +465,7 @@ ENCODING = Encoding(
     default="UTF-8",
     aliases=("charset",),
     uses=Use.READ,
+    config_field="ReaderOptions.encoding",
 )
 MULTI_LINE = Flag(
     name="multiLine",
@@ -524,18 +473,21 @@ MULTI_LINE = Flag(
     "or an array of objects: one row each) instead of JSON Lines.",
     default="false",
     uses=Use.READ,
+    config_field="ReaderOptions.multi_line",
 )
 DATE_FORMAT = DatetimePattern(
     name="dateFormat",
     doc="csv/json: pattern of DATE values.",
     shown_default="`yyyy-MM-dd`",
     uses=Use.READ,
+    config_field="ReaderOptions.date_format",
 )
 TIMESTAMP_FORMAT = DatetimePattern(
     name="timestampFormat",
     doc="csv/json: pattern of TIMESTAMP values.",
     shown_default="ISO 8601",
     uses=Use.READ,
+    config_field="ReaderOptions.timestamp_format",
 )
 MODE = Choice(
     name="mode",
@@ -545,6 +497,7 @@ MODE = Choice(
     default="PERMISSIVE",
     choices=("PERMISSIVE", "DROPMALFORMED", "FAILFAST"),
     uses=Use.READ,
+    config_field="ReaderOptions.mode",
 )
 CORRUPT_RECORD_COLUMN = Text(
     name="columnNameOfCorruptRecord",
@@ -552,6 +505,7 @@ CORRUPT_RECORD_COLUMN = Text(
     "record's text (without it in the schema, the text is not kept).",
     default="_corrupt_record",
     uses=Use.READ,
+    config_field="ReaderOptions.corrupt_column",
 )
 INFER_SCHEMA = Flag(
     name="inferSchema",
@@ -559,6 +513,7 @@ INFER_SCHEMA = Flag(
     "decimal, double, timestamp, boolean) as Spark does; false reads every column as STRING.",
     default="false",
     uses=Use.READ,
+    config_field="InferenceOptions.infer_types",
 )
 SAMPLING_RATIO = Number(
     name="samplingRatio",
@@ -568,12 +523,14 @@ SAMPLING_RATIO = Number(
     minimum=0.0,
     maximum=1.0,
     uses=Use.READ,
+    config_field="InferenceOptions.sampling_ratio",
 )
 PRIMITIVES_AS_STRING = Flag(
     name="primitivesAsString",
     doc="json, reads without a schema: infer numbers and booleans as STRING, as Spark does.",
     default="false",
     uses=Use.READ,
+    config_field="InferenceOptions.primitives_as_string",
 )
 PREFERS_DECIMAL = Flag(
     name="prefersDecimal",
@@ -581,6 +538,7 @@ PREFERS_DECIMAL = Flag(
     "holds them exactly, DOUBLE otherwise, as Spark does.",
     default="false",
     uses=Use.READ,
+    config_field="InferenceOptions.prefers_decimal",
 )
 MERGE_SCHEMA = Flag(
     name="mergeSchema",
@@ -588,6 +546,7 @@ MERGE_SCHEMA = Flag(
     "(types must agree) instead of taking the first file's, as Spark does.",
     default="false",
     uses=Use.READ,
+    config_field="InferenceOptions.merge_schema",
 )
 SCHEMA_SAMPLE_FILES = Integer(
     name="schemaSampleFiles",
@@ -595,6 +554,7 @@ SCHEMA_SAMPLE_FILES = Integer(
     default="1000",
     minimum=1,
     uses=Use.READ,
+    config_field="InferenceOptions.sample_files",
 )
 SCHEMA_SAMPLE_BYTES = Size(
     name="schemaSampleBytes",
@@ -603,6 +563,7 @@ SCHEMA_SAMPLE_BYTES = Size(
     "and orc count the footers read.",
     default="256m",
     uses=Use.READ,
+    config_field="InferenceOptions.sample_bytes",
 )
 SCHEMA_LOCATION = Text(
     name="schemaLocation",
@@ -617,6 +578,7 @@ SCHEMA_HINTS = Text(
     "(`id BIGINT, amount DECIMAL(12,2), payload.ts TIMESTAMP`); a hinted column the files "
     "lack is added.",
     uses=Use.READ,
+    config_field="SchemaPolicy.hints",
 )
 SCHEMA_EVOLUTION_MODE = Choice(
     name="schemaEvolutionMode",
@@ -626,6 +588,7 @@ SCHEMA_EVOLUTION_MODE = Choice(
     shown_default="`addNewColumns` with schemaLocation and no schema, else `none`",
     choices=("addNewColumns", "rescue", "failOnNewColumns", "none"),
     uses=Use.READ,
+    config_field="SchemaPolicy.mode_option",
 )
 RESCUED_DATA_COLUMN = Text(
     name="rescuedDataColumn",
@@ -634,6 +597,7 @@ RESCUED_DATA_COLUMN = Text(
     "given schema, the schema must hold it.",
     shown_default="`_rescued_data` when rescuing",
     uses=Use.READ,
+    config_field="SchemaPolicy.rescued_option",
 )
 TIME_ZONE = Zone(
     name="timeZone",
@@ -641,12 +605,14 @@ TIME_ZONE = Zone(
     "Spark's reader option.",
     shown_default="session time zone",
     uses=Use.READ,
+    config_field="ReaderOptions.time_zone",
 )
 WHOLETEXT = Flag(
     name="wholetext",
     doc="text: one row per file instead of one per line.",
     default="false",
     uses=Use.READ,
+    config_field="ReaderOptions.wholetext",
 )
 LINE_SEP = NonEmptyText(
     name="lineSep",
@@ -654,6 +620,7 @@ LINE_SEP = NonEmptyText(
     shown_default="`\\n`, `\\r\\n` or `\\r`",
     accepted="expected a non-empty separator",
     uses=Use.READ,
+    config_field="ReaderOptions.line_sep",
 )
 
 # -- the sink: df.writeStream and df.write --------------------------------------------------
@@ -670,6 +637,7 @@ SINK_FORMAT = Choice(
     default="parquet",
     choices=WRITE_FORMATS,
     uses=Use.WRITE,
+    config_field="SinkConfig.format",
 )
 COMPRESSION = Codec(
     name="compression",
@@ -690,6 +658,7 @@ MAX_RECORDS_PER_FILE = Integer(
     default="0",
     minimum=0,
     uses=Use.WRITE,
+    config_field="SinkConfig.max_records_per_file",
 )
 CHECKPOINT_LOCATION = Text(
     name="checkpointLocation",
@@ -706,6 +675,7 @@ SINK_HEADER = Flag(
     doc="csv: write a header line in each file.",
     default="false",
     uses=Use.WRITE,
+    config_field="SinkConfig.csv_header",
 )
 SINK_SEP = Char(
     name="sep",
@@ -715,12 +685,14 @@ SINK_SEP = Char(
     forbidden='\r\n"',
     accepted="expected one character (not a quote or a line break)",
     uses=Use.WRITE,
+    config_field="SinkConfig.csv_sep",
 )
 IGNORE_NULL_FIELDS = Flag(
     name="ignoreNullFields",
     doc="json: leave null fields out of the objects, like Spark.",
     default="true",
     uses=Use.WRITE,
+    config_field="SinkConfig.ignore_null_fields",
 )
 SINK_TIME_ZONE = Zone(
     name="timeZone",
@@ -728,6 +700,7 @@ SINK_TIME_ZONE = Zone(
     "does in the session zone.",
     shown_default="unset (UTC, with Z)",
     uses=Use.WRITE,
+    config_field="SinkConfig.time_zone",
 )
 PARQUET_ROW_GROUP_ROWS = Integer(
     name="parquetRowGroupRows",
@@ -735,6 +708,7 @@ PARQUET_ROW_GROUP_ROWS = Integer(
     default="1048576",
     minimum=1,
     uses=Use.WRITE,
+    config_field="SinkConfig.row_group_rows",
 )
 MIN_BATCHES_TO_RETAIN = Integer(
     name="minBatchesToRetain",
@@ -743,6 +717,7 @@ MIN_BATCHES_TO_RETAIN = Integer(
     default="100",
     minimum=1,
     uses=Use.WRITE,
+    config_field="ManifestRetention.min_batches",
 )
 LOG_CLEANUP_DELAY = Duration(
     name="logCleanupDelay",
@@ -751,6 +726,13 @@ LOG_CLEANUP_DELAY = Duration(
     default="10m",
     uses=Use.WRITE,
 )
+LOG_DELETION = Flag(
+    name="logDeletion",
+    doc="false keeps every manifest file (Spark's spark.sql.streaming.fileSink.log.deletion).",
+    default="true",
+    uses=Use.WRITE,
+    config_field="ManifestRetention.enabled",
+)
 OUTPUT_RETENTION = Duration(
     name="retention",
     doc="Output files older than this (by the time they were written) leave the manifest at "
@@ -758,12 +740,6 @@ OUTPUT_RETENTION = Duration(
     "file sink option; a bare number is milliseconds, as in Spark).",
     shown_default="unset (forever)",
     bare_unit="ms",
-    uses=Use.WRITE,
-)
-LOG_DELETION = Flag(
-    name="logDeletion",
-    doc="false keeps every manifest file (Spark's spark.sql.streaming.fileSink.log.deletion).",
-    default="true",
     uses=Use.WRITE,
 )
 
@@ -785,82 +761,11 @@ UNSUPPORTED = {
     "comment": "pyarrow's csv reader has no comment lines",
 }
 
-TABLE = OptionTable(
+TABLE = OptionTable.declared(
     NAME,
-    (
-        PATH,
-        FORMAT,
-        SOURCE_LOG_LOCATION,
-        MAX_FILES_PER_TRIGGER,
-        MAX_BYTES_PER_TRIGGER,
-        LATEST_FIRST,
-        MAX_FILE_AGE,
-        FILE_NAME_ONLY,
-        MAX_CACHED_FILES,
-        DISCARD_CACHED_INPUT_RATIO,
-        CLEAN_SOURCE,
-        SOURCE_ARCHIVE_DIR,
-        PATH_GLOB_FILTER,
-        RECURSIVE_FILE_LOOKUP,
-        IGNORE_CORRUPT_FILES,
-        IGNORE_MISSING_FILES,
-        MAX_PARTITION_BYTES,
-        OPEN_COST_IN_BYTES,
-        SOURCE_LOG_LEASE_TIMEOUT,
-        SOURCE_LOG_COMPACT_INTERVAL,
-        SOURCE_LOG_CLEANUP_DELAY,
-        SOURCE_LOG_DELETION,
-        DISCOVERY,
-        QUEUE_URL,
-        QUEUE_VISIBILITY_TIMEOUT,
-        BACKFILL_INTERVAL,
-        INCLUDE_EXISTING_FILES,
-        UNREADABLE_MESSAGES,
-        HEADER,
-        SEP,
-        QUOTE,
-        ESCAPE,
-        NULL_VALUE,
-        ENCODING,
-        MULTI_LINE,
-        DATE_FORMAT,
-        TIMESTAMP_FORMAT,
-        MODE,
-        CORRUPT_RECORD_COLUMN,
-        INFER_SCHEMA,
-        SAMPLING_RATIO,
-        PRIMITIVES_AS_STRING,
-        PREFERS_DECIMAL,
-        MERGE_SCHEMA,
-        SCHEMA_SAMPLE_FILES,
-        SCHEMA_SAMPLE_BYTES,
-        SCHEMA_LOCATION,
-        SCHEMA_HINTS,
-        SCHEMA_EVOLUTION_MODE,
-        RESCUED_DATA_COLUMN,
-        TIME_ZONE,
-        WHOLETEXT,
-        LINE_SEP,
-        SINK_PATH,
-        SINK_FORMAT,
-        COMPRESSION,
-        PARTITION_BY,
-        MAX_RECORDS_PER_FILE,
-        CHECKPOINT_LOCATION,
-        QUERY_NAME,
-        SINK_HEADER,
-        SINK_SEP,
-        IGNORE_NULL_FIELDS,
-        SINK_TIME_ZONE,
-        PARQUET_ROW_GROUP_ROWS,
-        MIN_BATCHES_TO_RETAIN,
-        LOG_CLEANUP_DELAY,
-        LOG_DELETION,
-        OUTPUT_RETENTION,
-        # What a format declares itself (files/formats/<format>.py).
-        *(option for fmt in FORMATS for option in fmt.declared_options),
-    ),
-    families=(FS, QUEUE),
+    globals(),
+    # What a format declares itself (files/formats/<format>.py).
+    more=(option for fmt in FORMATS for option in fmt.declared_options),
     unsupported=UNSUPPORTED,
 )
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pysparksources.files.storage.filesystem import FileLocation
+
+if TYPE_CHECKING:
+    from pysparksources._core.option_table import Option
 
 __all__ = [
     "RESCUED_DEFAULT",
@@ -29,6 +32,7 @@ __all__ = [
 # Spark's readers derive the sink's compact interval from the manifest's file names and only
 # agree with its default, spark.sql.streaming.fileSink.log.compactInterval = 10: not an option.
 SINK_COMPACT_INTERVAL = 10
+T = TypeVar("T")
 
 
 # -- the source ---------------------------------------------------------------------------
@@ -55,6 +59,10 @@ class ReaderOptions:
     corrupt_column: str  # formats with parse modes: where PERMISSIVE puts a record's text
     # The values of the read options a format declares itself, by option name.
     format_options: Mapping[str, Any]
+
+    def format_option(self, option: Option[T]) -> T | None:
+        """The value of a read option the format declares itself (given, else its default)."""
+        return cast("T | None", self.format_options[option.name])
 
 
 @dataclass(frozen=True)
@@ -108,7 +116,7 @@ class NotificationOptions:
     ``url`` and ``settings`` may hold credentials: never printed (``__repr__``).
     """
 
-    kind: str  # azure | sqs
+    kind: str  # a queue backend (source/notifications/queues/): azure, sqs
     url: str
     settings: dict[str, str]
     visibility_timeout_s: int
@@ -201,6 +209,10 @@ class SinkConfig:
     retention: ManifestRetention
     # The values of the write options a format declares itself, by option name.
     format_options: Mapping[str, Any]
+
+    def format_option(self, option: Option[T]) -> T | None:
+        """The value of a write option the format declares itself (given, else its default)."""
+        return cast("T | None", self.format_options[option.name])
 
     @property
     def compact_interval(self) -> int:

@@ -2,10 +2,12 @@
 :class:`SinkConfig` (writes) out.
 
 Only the driver imports this module (through the data source); readers, writers and their
-tasks get the config. The names, defaults and meanings are in ``_option_table``. An option
-typo, an option that does not apply to the format or to the use, an unsupported Spark option,
-or a sink option that does not fit the query's columns fails the query at its start with an
-:class:`OptionError` naming the option, instead of failing inside a task later.
+tasks get the config. The names, defaults and meanings are in ``_option_table``; an option
+that names a config field (``config_field``) is copied there by ``opts.fill``, so this module
+holds only what needs more than that copy: checks across options, values resolved or computed.
+An option typo, an option that does not apply to the format or to the use, an unsupported
+Spark option, or a sink option that does not fit the query's columns fails the query at its
+start with an :class:`OptionError` naming the option, instead of failing inside a task later.
 """
 
 from __future__ import annotations
@@ -24,74 +26,34 @@ from pysparksources.files._option_table import (
     BACKFILL_INTERVAL,
     CLEAN_SOURCE,
     COMPRESSION,
-    CORRUPT_RECORD_COLUMN,
-    DATE_FORMAT,
-    DISCARD_CACHED_INPUT_RATIO,
     DISCOVERY,
-    ENCODING,
-    ESCAPE,
-    FILE_NAME_ONLY,
     FORMAT,
     FS,
-    HEADER,
-    IGNORE_CORRUPT_FILES,
-    IGNORE_MISSING_FILES,
-    IGNORE_NULL_FIELDS,
     INCLUDE_EXISTING_FILES,
-    INFER_SCHEMA,
-    LATEST_FIRST,
-    LINE_SEP,
     LOG_CLEANUP_DELAY,
-    LOG_DELETION,
     MAX_BYTES_PER_TRIGGER,
-    MAX_CACHED_FILES,
     MAX_FILE_AGE,
     MAX_FILES_PER_TRIGGER,
-    MAX_PARTITION_BYTES,
-    MAX_RECORDS_PER_FILE,
-    MERGE_SCHEMA,
-    MIN_BATCHES_TO_RETAIN,
-    MODE,
-    MULTI_LINE,
-    NULL_VALUE,
-    OPEN_COST_IN_BYTES,
     OUTPUT_RETENTION,
-    PARQUET_ROW_GROUP_ROWS,
     PARTITION_BY,
     PATH,
-    PATH_GLOB_FILTER,
-    PREFERS_DECIMAL,
-    PRIMITIVES_AS_STRING,
     QUEUE,
     QUEUE_URL,
     QUEUE_VISIBILITY_TIMEOUT,
-    QUOTE,
     READ_FORMAT_OPTIONS,
-    RECURSIVE_FILE_LOOKUP,
     RESCUED_DATA_COLUMN,
     SAMPLING_RATIO,
     SCHEMA_EVOLUTION_MODE,
     SCHEMA_HINTS,
     SCHEMA_LOCATION,
-    SCHEMA_SAMPLE_BYTES,
-    SCHEMA_SAMPLE_FILES,
-    SEP,
     SINK_FORMAT,
-    SINK_HEADER,
     SINK_PATH,
     SINK_SEP,
-    SINK_TIME_ZONE,
     SOURCE_ARCHIVE_DIR,
     SOURCE_LOG_CLEANUP_DELAY,
-    SOURCE_LOG_COMPACT_INTERVAL,
-    SOURCE_LOG_DELETION,
-    SOURCE_LOG_LEASE_TIMEOUT,
     SOURCE_LOG_LOCATION,
     TABLE,
-    TIME_ZONE,
-    TIMESTAMP_FORMAT,
     UNREADABLE_MESSAGES,
-    WHOLETEXT,
     WRITE_FORMAT_OPTIONS,
 )
 from pysparksources.files.config import (
@@ -191,30 +153,7 @@ def format_values(opts: Options, fmt: FileFormat, use: Use) -> dict[str, Any]:
 
 def _reader_options(opts: Options, fmt: str) -> ReaderOptions:
     _check_format_options(opts, fmt, READ_FORMAT_OPTIONS)
-    sep = opts.value(SEP)
-    encoding = opts.value(ENCODING)
-    multi_line = opts.value(MULTI_LINE)
-    line_sep = opts.get(LINE_SEP)
-    return ReaderOptions(
-        format=fmt,
-        header=opts.value(HEADER),
-        sep=sep,
-        quote=opts.value(QUOTE),
-        escape=opts.value(ESCAPE),
-        null_value=opts.value(NULL_VALUE),
-        encoding=encoding,
-        multi_line=multi_line,
-        date_format=opts.get(DATE_FORMAT),
-        timestamp_format=opts.get(TIMESTAMP_FORMAT),
-        wholetext=opts.value(WHOLETEXT),
-        line_sep=line_sep,
-        time_zone=opts.get(TIME_ZONE),
-        ignore_corrupt_files=opts.value(IGNORE_CORRUPT_FILES),
-        ignore_missing_files=opts.value(IGNORE_MISSING_FILES),
-        mode=opts.value(MODE),
-        corrupt_column=opts.value(CORRUPT_RECORD_COLUMN),
-        format_options=format_values(opts, format_named(fmt), Use.READ),
-    )
+    return opts.fill(ReaderOptions, format_options=format_values(opts, format_named(fmt), Use.READ))
 
 
 def _source(opts: Options, use: Use, schema_inferred: bool) -> SourceConfig:
@@ -237,46 +176,27 @@ def _source(opts: Options, use: Use, schema_inferred: bool) -> SourceConfig:
             "batch -> files log (Spark does not give Python sources the checkpoint folder); use "
             f"one per query, e.g. <checkpointLocation>/{NAME}-source",
         )
-    max_files = opts.get(MAX_FILES_PER_TRIGGER)
-    max_bytes = opts.get(MAX_BYTES_PER_TRIGGER)
-    if max_files is not None and max_bytes is not None:
+    if opts.get(MAX_FILES_PER_TRIGGER) is not None and opts.get(MAX_BYTES_PER_TRIGGER) is not None:
         raise opts.error(MAX_BYTES_PER_TRIGGER, "cannot be set together with maxFilesPerTrigger")
-    ratio = opts.value(DISCARD_CACHED_INPUT_RATIO)
-    clean = opts.value(CLEAN_SOURCE)
     archive = None
     archive_url = opts.get(SOURCE_ARCHIVE_DIR)
-    if clean == "archive":
+    if opts.value(CLEAN_SOURCE) == "archive":
         if not archive_url:
             raise opts.required(SOURCE_ARCHIVE_DIR, "cleanSource=archive moves files there")
         archive = _resolve(
             opts, SOURCE_ARCHIVE_DIR, archive_url, storage if _same_fs(archive_url, path) else {}
         )
         _check_archive(opts, location, archive)
-    max_age = opts.value(MAX_FILE_AGE)
-    glob_filter = opts.get(PATH_GLOB_FILTER)
-    return SourceConfig(
+    return opts.fill(
+        SourceConfig,
         location=location,
         base=base,
         pattern=pattern,
         reader=_reader_options(opts, fmt),
         log_location=log_location,
-        max_files_per_trigger=max_files,
-        max_bytes_per_trigger=max_bytes,
-        latest_first=opts.value(LATEST_FIRST),
-        max_file_age_ms=int(max_age * 1000),
-        file_name_only=opts.value(FILE_NAME_ONLY),
-        max_cached_files=opts.value(MAX_CACHED_FILES),
-        discard_cached_input_ratio=ratio,
-        clean_source=clean,
+        max_file_age_ms=int(opts.value(MAX_FILE_AGE) * 1000),
         archive_location=archive,
-        path_glob_filter=glob_filter,
-        recursive_file_lookup=opts.value(RECURSIVE_FILE_LOOKUP),
-        max_partition_bytes=opts.value(MAX_PARTITION_BYTES),
-        open_cost_bytes=opts.value(OPEN_COST_IN_BYTES),
-        lease_timeout_s=opts.value(SOURCE_LOG_LEASE_TIMEOUT),
-        log_compact_interval=opts.value(SOURCE_LOG_COMPACT_INTERVAL),
         log_cleanup_delay_ms=int(1000 * opts.value(SOURCE_LOG_CLEANUP_DELAY)),
-        log_deletion=opts.value(SOURCE_LOG_DELETION),
         inference=_inference_options(opts),
         schema_policy=_schema_policy(opts, storage, path, schema_inferred),
         notifications=_notifications(opts, location),
@@ -290,8 +210,6 @@ _NOTIFICATION_ONLY = (
     INCLUDE_EXISTING_FILES,
     UNREADABLE_MESSAGES,
 )
-# The queue client each kind of queue needs, and the extra that installs it.
-_QUEUE_CLIENTS = {"azure": ("azure.storage.queue", "azure"), "sqs": ("boto3", "s3")}
 
 
 def _notifications(opts: Options, location: FileLocation) -> NotificationOptions | None:
@@ -299,11 +217,7 @@ def _notifications(opts: Options, location: FileLocation) -> NotificationOptions
     import importlib.util
     from urllib.parse import urlsplit
 
-    from pysparksources.files.source.notifications.queues import (
-        AZURE_SETTINGS,
-        SQS_SETTINGS,
-        queue_kind,
-    )
+    from pysparksources.files.source.notifications.queues import BACKENDS, backend_for
 
     settings = opts.family(QUEUE)
     if opts.value(DISCOVERY) == "listing":
@@ -317,28 +231,27 @@ def _notifications(opts: Options, location: FileLocation) -> NotificationOptions
                 f"{QUEUE.shown_name} settings apply only with discovery=notifications",
             )
         return None
-    kind = queue_kind(location.protocol)
-    if kind is None:
+    backend = backend_for(location.protocol)
+    if backend is None:
         raise opts.error(
             DISCOVERY,
-            "notifications need a path on Azure storage (abfs://, events from Event Grid in a "
-            "Storage queue) or on S3 (s3://, S3 event notifications in SQS), not "
-            f"{location.protocol}://",
+            "notifications need a path on "
+            + " or on ".join(b.serves for b in BACKENDS)
+            + f", not {location.protocol}://",
         )
     url = opts.require(QUEUE_URL, "the URL of the queue the storage events arrive in")
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc or parts.path.strip("/") == "":
         raise opts.error(QUEUE_URL, "expected an http(s) URL of a queue")
-    accepted = AZURE_SETTINGS if kind == "azure" else SQS_SETTINGS
     for key in sorted(settings):
-        if key not in accepted:
-            queue = "an Azure Storage queue" if kind == "azure" else "an SQS queue"
+        if key not in backend.settings:
             raise OptionError.unknown(
                 NAME,
                 f"{QUEUE.prefix}{key}",
-                f"{queue} takes " + ", ".join(f"{QUEUE.prefix}{k}" for k in accepted),
+                f"{backend.title} takes "
+                + ", ".join(f"{QUEUE.prefix}{k}" for k in backend.settings),
             )
-    module, extra = _QUEUE_CLIENTS[kind]
+    module, extra = backend.client_module, backend.extra
     if importlib.util.find_spec(module.split(".")[0]) is None or (
         importlib.util.find_spec(module) is None
     ):
@@ -346,14 +259,12 @@ def _notifications(opts: Options, location: FileLocation) -> NotificationOptions
             DISCOVERY,
             f"notifications from this queue need {module}: pip install 'pysparksources[{extra}]'",
         )
-    backfill = opts.get(BACKFILL_INTERVAL)
-    return NotificationOptions(
-        kind=kind,
+    return opts.fill(
+        NotificationOptions,
+        kind=backend.kind,
         url=url.strip(),
         settings=settings,
         visibility_timeout_s=max(1, math.ceil(opts.value(QUEUE_VISIBILITY_TIMEOUT))),
-        backfill_interval_s=backfill,
-        include_existing=opts.value(INCLUDE_EXISTING_FILES),
         leave_unreadable=opts.value(UNREADABLE_MESSAGES) == "leave",
     )
 
@@ -379,10 +290,9 @@ def _schema_policy(
             parse_hints(hints)
         except SchemaError as error:
             raise opts.error(SCHEMA_HINTS, error.detail) from None
-    rescued = opts.get(RESCUED_DATA_COLUMN)
-    if rescued == "":
+    if opts.get(RESCUED_DATA_COLUMN) == "":
         raise opts.error(RESCUED_DATA_COLUMN, "expected a column name")
-    policy = SchemaPolicy(location, hints, opts.get(SCHEMA_EVOLUTION_MODE), rescued, inferred)
+    policy = opts.fill(SchemaPolicy, location=location, inferred=inferred)
     if policy.mode() == "addNewColumns" and (location is None or not inferred):
         raise opts.error(
             SCHEMA_EVOLUTION_MODE,
@@ -393,18 +303,9 @@ def _schema_policy(
 
 
 def _inference_options(opts: Options) -> InferenceOptions:
-    ratio = opts.value(SAMPLING_RATIO)
-    if ratio <= 0:
+    if opts.value(SAMPLING_RATIO) <= 0:
         raise opts.error(SAMPLING_RATIO, "expected a number more than 0 and at most 1")
-    return InferenceOptions(
-        infer_types=opts.value(INFER_SCHEMA),
-        sampling_ratio=ratio,
-        primitives_as_string=opts.value(PRIMITIVES_AS_STRING),
-        prefers_decimal=opts.value(PREFERS_DECIMAL),
-        merge_schema=opts.value(MERGE_SCHEMA),
-        sample_files=opts.value(SCHEMA_SAMPLE_FILES),
-        sample_bytes=opts.value(SCHEMA_SAMPLE_BYTES),
-    )
+    return opts.fill(InferenceOptions)
 
 
 def _resolve(opts: Options, option: Option[Any], url: str, storage: dict[str, str]) -> FileLocation:
@@ -466,24 +367,16 @@ def _sink(opts: Options, column_names: list[str]) -> SinkConfig:
     data_columns = [c for c in column_names if c not in partition_by]
     if not data_columns:
         raise opts.error(PARTITION_BY, "at least one column must stay in the data files")
-    sep = opts.value(SINK_SEP)
+    opts.value(SINK_SEP)  # a bad sep is named as such even with a format that takes none
     _check_format_options(opts, fmt, WRITE_FORMAT_OPTIONS)
-    time_zone = opts.get(SINK_TIME_ZONE)
-    return SinkConfig(
+    return opts.fill(
+        SinkConfig,
         location=location,
         base_url=base_url,
-        format=fmt,
         compression=compression,
         partition_by=partition_by,
-        max_records_per_file=opts.value(MAX_RECORDS_PER_FILE),
-        csv_header=opts.value(SINK_HEADER),
-        csv_sep=sep,
-        ignore_null_fields=opts.value(IGNORE_NULL_FIELDS),
-        row_group_rows=opts.value(PARQUET_ROW_GROUP_ROWS),
-        time_zone=time_zone,
-        retention=ManifestRetention(
-            enabled=opts.value(LOG_DELETION),
-            min_batches=opts.value(MIN_BATCHES_TO_RETAIN),
+        retention=opts.fill(
+            ManifestRetention,
             cleanup_delay_ms=int(1000 * opts.value(LOG_CLEANUP_DELAY)),
             output_ttl_ms=_millis(opts.get(OUTPUT_RETENTION)),
         ),

@@ -7,12 +7,12 @@ prepareForTriggerAvailableNow (AvailableNow only) -> latestOffset(start, limit) 
 commit(end) -> stop. Executors: read(partition), which needs nothing but the partition. Spark 4.0
 and 4.1 call ``latestOffset()`` alone: ``EngineCalls`` supplies the start and limit there.
 
-The offset is ``{"logId": id, "logOffset": n}``: n is a batch id of the source's own log (see
-source_log), id names that log. The files of batch n are written to the log inside latestOffset,
-before Spark writes the offset to its WAL, so a batch replayed after a crash holds exactly the
-same files, as in Spark's FileStreamSource. The id lets the source refuse a checkpoint written
-against another log; ``{"logOffset": -1}`` (no id) is the initial offset of a fresh checkpoint,
-which is refused when the log already belongs to one.
+The offset is ``{"logId": id, "logOffset": n}`` (``offsets.py``): n is a batch id of the
+source's own log (see source_log), id names that log. The files of batch n are written to the
+log inside latestOffset, before Spark writes the offset to its WAL, so a batch replayed after a
+crash holds exactly the same files, as in Spark's FileStreamSource. The id lets the source
+refuse a checkpoint written against another log; ``{"logOffset": -1}`` (no id) is the initial
+offset of a fresh checkpoint, which is refused when the log already belongs to one.
 """
 
 from __future__ import annotations
@@ -38,12 +38,12 @@ from pysparksources._core.compat import (
 )
 from pysparksources._core.datasource import read_planned
 from pysparksources._core.engine_calls import EngineCalls
-from pysparksources._core.offsets import canonical_offset, checked_ints, offset_error
 from pysparksources._redact import scrubbed
 from pysparksources.errors import CheckpointError, OptionError, SchemaError
 from pysparksources.files import NAME
 from pysparksources.files.config import ReaderOptions, SourceConfig
 from pysparksources.files.formats import format_named, read_split
+from pysparksources.files.offsets import LogOffset, LogReport
 from pysparksources.files.planning import FilePartition, ReadContext, plan_partitions
 from pysparksources.files.schema.evolution import evolution_of
 from pysparksources.files.schema.rescue import read_evolving
@@ -66,7 +66,6 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 __all__ = [
-    "NOTIFICATIONS_KEY",
     "FileBatchReader",
     "FileStreamReader",
     "SourceLister",
@@ -76,9 +75,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-Offset = dict[str, Any]
-# What reportLatestOffset adds for discovery=notifications (progress only).
-NOTIFICATIONS_KEY = "@notifications"
+Offset = dict[str, Any]  # as Spark passes and takes offsets: offsets.py's, encoded
 
 
 def _arrow_schema(schema: StructType, config: SourceConfig) -> pa.Schema:
@@ -118,18 +115,6 @@ def _check_corrupt_column(schema: StructType, reader: ReaderOptions) -> None:
             "(columnNameOfCorruptRecord), so it must be a nullable STRING, not "
             f"{column.dataType.simpleString()}{'' if column.nullable else ' NOT NULL'}",
         )
-
-
-def _parse_offset(offset: Any) -> tuple[int, str | None]:
-    """(log batch id, log id); -1 is the offset before the first batch, which has no id."""
-    if not isinstance(offset, dict) or not set(offset) <= {"logId", "logOffset"}:
-        raise offset_error(NAME, offset, f"is not {NAME}'s offset (expected keys logId, logOffset)")
-    log_id = offset.get("logId")
-    if log_id is not None and not isinstance(log_id, str):
-        raise offset_error(NAME, offset, f"has logId={log_id!r}, not a string")
-    position = {"logOffset": offset.get("logOffset")}
-    checked = checked_ints(NAME, position, ("logOffset",), f"{NAME}'s offset", minimum=-1)
-    return checked["logOffset"], log_id
 
 
 @dataclass
@@ -221,16 +206,15 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         return self._state
 
     # -- offsets and the log's identity ------------------------------------------------
-    def _offset(self, batch_id: int) -> Offset:
+    def _offset(self, batch_id: int) -> LogOffset:
         state = self._driver()
-        if batch_id < 0 or state.log_id is None:
-            return canonical_offset({"logOffset": batch_id})
-        return canonical_offset({"logId": state.log_id, "logOffset": batch_id})
+        return LogOffset(batch_id, None if batch_id < 0 else state.log_id)
 
     def _position(self, offset: Any) -> int:
         """The log batch id of an offset Spark passed, refusing one of another log."""
         state = self._driver()
-        position, log_id = _parse_offset(offset)
+        parsed = LogOffset.from_json(offset)
+        position, log_id = parsed.batch_id, parsed.log_id
         url = state.log.location.url()
         if log_id is not None and log_id != state.log_id:
             holds = (
@@ -302,7 +286,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
 
     def initialOffset(self) -> Offset:
         # The same for every run (Spark re-asks it for the start of batch 0): no log id here.
-        return canonical_offset({"logOffset": -1})
+        return LogOffset(-1).to_dict()
 
     def prepareForTriggerAvailableNow(self) -> None:
         # One listing (or one drain of the queue) now; the batches of this run only take
@@ -358,7 +342,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
             state.current = batch_id
             if state.discovery is not None:
                 state.discovery.taken(files, batch_id)
-        return self._offset(state.current)
+        return self._offset(state.current).to_dict()
 
     def _purge_point(self, files: list[FileEntry]) -> int | None:
         """Where the seen-files map purges once ``files`` are added (None: it never does)."""
@@ -373,15 +357,14 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
 
         Spark shows this only in the progress (``sources[].latestOffset``); it never enters the
         offset log. ``@notifications`` holds the counts of
-        :meth:`NotificationDiscovery.counts` (a key starting with ``@`` is none of the
-        offset's own).
+        :meth:`NotificationDiscovery.counts` (:class:`LogReport`).
         """
         if self._state is None:
             return None
-        offset = self._offset(self._state.current)
-        if self._state.discovery is not None:
-            offset = canonical_offset({**offset, NOTIFICATIONS_KEY: self._state.discovery.counts()})
-        return offset
+        discovery = self._state.discovery
+        counts = None if discovery is None else discovery.counts()
+        report: Offset = LogReport(self._offset(self._state.current), counts).to_dict()
+        return report
 
     @credentials_kept_out("could not plan a batch")
     def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:

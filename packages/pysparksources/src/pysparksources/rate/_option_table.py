@@ -1,23 +1,14 @@
-"""pyrate's options: the one declaration the parser, the defaults and the docs come from."""
+"""pyrate's options: the one declaration the parser, the defaults and the docs come from.
+
+Every option declared here is in :data:`TABLE`, in this order (the docs' order); an option
+whose value :class:`~pysparksources.rate.config.RateConfig` holds as parsed names its field
+(``config_field``) and the parser copies it there.
+"""
 
 from __future__ import annotations
 
 from pysparksources._core.option_table import Duration, Integer, OptionTable, Use
 from pysparksources.rate import NAME
-
-__all__ = [
-    "ADVANCE_MILLIS_PER_BATCH",
-    "BATCH_ONLY",
-    "MAX_ROWS_PER_TRIGGER",
-    "NUM_PARTITIONS",
-    "RAMP_UP_TIME",
-    "ROWS_PER_BATCH",
-    "ROWS_PER_SECOND",
-    "START_TIMESTAMP",
-    "TABLE",
-    "TIME_ONLY",
-    "TOTAL_ROWS",
-]
 
 INT_MAX = 2**31 - 1
 
@@ -27,6 +18,7 @@ ROWS_PER_SECOND = Integer(
     default="1",
     minimum=1,
     uses=Use.READ,
+    config_field="RateConfig.rows_per_second",
 )
 RAMP_UP_TIME = Duration(
     name="rampUpTime",
@@ -42,6 +34,7 @@ ROWS_PER_BATCH = Integer(
     doc="Switches to batch mode, like Spark's rate-micro-batch: rows per logical batch.",
     minimum=1,
     uses=Use.READ,
+    config_field="RateConfig.rows_per_batch",
 )
 START_TIMESTAMP = Integer(
     name="startTimestamp",
@@ -49,6 +42,7 @@ START_TIMESTAMP = Integer(
     default="0",
     minimum=0,
     uses=Use.READ,
+    config_field="RateConfig.start_timestamp_ms",
 )
 ADVANCE_MILLIS_PER_BATCH = Integer(
     name="advanceMillisPerBatch",
@@ -57,6 +51,7 @@ ADVANCE_MILLIS_PER_BATCH = Integer(
     minimum=0,
     maximum=INT_MAX,
     uses=Use.READ,
+    config_field="RateConfig.advance_ms",
 )
 NUM_PARTITIONS = Integer(
     name="numPartitions",
@@ -74,27 +69,18 @@ MAX_ROWS_PER_TRIGGER = Integer(
     doc="Admission control: at most this many rows per micro-batch (ReadMaxRows).",
     minimum=1,
     uses=Use.STREAM_READ,
+    config_field="RateConfig.max_rows_per_trigger",
 )
 TOTAL_ROWS = Integer(
     name="totalRows",
     doc="Makes the stream finite: no rows beyond this count. Required for spark.read.",
     minimum=1,
     uses=Use.READ,
+    config_field="RateConfig.total_rows",
 )
 
-TABLE = OptionTable(
-    NAME,
-    (
-        ROWS_PER_SECOND,
-        RAMP_UP_TIME,
-        ROWS_PER_BATCH,
-        START_TIMESTAMP,
-        ADVANCE_MILLIS_PER_BATCH,
-        NUM_PARTITIONS,
-        MAX_ROWS_PER_TRIGGER,
-        TOTAL_ROWS,
-    ),
-)
 # Each mode's own options: given in the other mode they are an error, not silently ignored.
 TIME_ONLY = (ROWS_PER_SECOND, RAMP_UP_TIME)
 BATCH_ONLY = (START_TIMESTAMP, ADVANCE_MILLIS_PER_BATCH)
+
+TABLE = OptionTable.declared(NAME, globals())

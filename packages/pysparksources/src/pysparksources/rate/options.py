@@ -14,14 +14,11 @@ from pysparksources._core.options import Options
 from pysparksources.errors import OptionError
 from pysparksources.rate import NAME
 from pysparksources.rate._option_table import (
-    ADVANCE_MILLIS_PER_BATCH,
     BATCH_ONLY,
-    MAX_ROWS_PER_TRIGGER,
     NUM_PARTITIONS,
     RAMP_UP_TIME,
     ROWS_PER_BATCH,
     ROWS_PER_SECOND,
-    START_TIMESTAMP,
     TABLE,
     TIME_ONLY,
     TOTAL_ROWS,
@@ -33,10 +30,13 @@ __all__ = ["parse_options", "read_schema"]
 
 
 def parse_options(raw: Mapping[str, str], use: Use, schema: Any = None) -> RateConfig:
-    """Validate pyrate's options for ``use``; raise :class:`OptionError` on the first bad one."""
+    """Validate pyrate's options for ``use``; raise :class:`OptionError` on the first bad one.
+
+    The options that name a field of :class:`RateConfig` (``config_field``) are copied there by
+    ``opts.fill``; this function checks the modes and computes the other fields.
+    """
     opts = Options(TABLE, raw, use)
-    rows_per_batch = opts.get(ROWS_PER_BATCH)
-    batch_mode = rows_per_batch is not None
+    batch_mode = opts.get(ROWS_PER_BATCH) is not None
     for option in TIME_ONLY if batch_mode else BATCH_ONLY:
         if opts.has(option):
             mode = "without rowsPerBatch (time mode)" if batch_mode else "with rowsPerBatch"
@@ -49,22 +49,16 @@ def parse_options(raw: Mapping[str, str], use: Use, schema: Any = None) -> RateC
             f"at most {max_second(rows_per_second)}s with rowsPerSecond={rows_per_second} "
             "(larger values overflow a 64-bit row count)",
         )
-    total_rows = opts.get(TOTAL_ROWS)
-    if use == Use.BATCH_READ and total_rows is None:
+    if use == Use.BATCH_READ and opts.get(TOTAL_ROWS) is None:
         raise OptionError.required(
             NAME,
             TOTAL_ROWS.name,
             "batch reads (spark.read) need an integer >= 1 saying how many rows to produce",
         )
-    return RateConfig(
+    return opts.fill(
+        RateConfig,
         num_partitions=opts.get(NUM_PARTITIONS) or os.cpu_count() or 1,
-        rows_per_second=rows_per_second,
         ramp_up_seconds=ramp_up,
-        rows_per_batch=rows_per_batch,
-        start_timestamp_ms=opts.value(START_TIMESTAMP),
-        advance_ms=opts.value(ADVANCE_MILLIS_PER_BATCH),
-        max_rows_per_trigger=opts.get(MAX_ROWS_PER_TRIGGER),
-        total_rows=total_rows,
     )
 
 

@@ -1,29 +1,30 @@
 """Offsets and batch planning for pyrate's two modes.
 
-Time mode mirrors Spark's ``rate`` source; its offset also carries the stream's creation time
-(Spark keeps that in its checkpoint, which Python sources never see) and the row position, so
-a batch cut short by admission control can end inside a second. Batch mode mirrors
-``rate-micro-batch`` and keeps Spark's ``{"offset", "timestamp"}`` offset. Either way an offset
-alone determines every row of the batch that ends at it: a replayed batch is identical.
+Time mode mirrors Spark's ``rate`` source; its offset (:class:`TimeOffset`) also carries the
+stream's creation time and the row position, so a batch cut short by admission control can end
+inside a second. Batch mode mirrors ``rate-micro-batch`` and keeps Spark's offset
+(:class:`BatchOffset`). Either way an offset alone determines every row of the batch that ends
+at it: a replayed batch is identical. The planners work on typed offsets; the reader converts
+at Spark's boundary.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pyspark.sql.datasource import InputPartition
 
-from pysparksources._core.offsets import canonical_offset, checked_ints
 from pysparksources.errors import LimitExceededError, OptionError
 from pysparksources.rate import NAME
 from pysparksources.rate._timeline import max_second, second_of_value, value_at_second
 from pysparksources.rate.config import RateConfig
+from pysparksources.rate.offsets import BatchOffset, TimeOffset
 
 __all__ = ["BatchModePlanner", "Planner", "RateSlice", "TimeModePlanner", "make_planner"]
 
-Offset = dict[str, Any]
+Offset = TypeVar("Offset", TimeOffset, BatchOffset)
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class RateSlice(InputPartition):  # type: ignore[misc]
     advance_ms: int = 0
 
 
-class Planner(ABC):
+class Planner(ABC, Generic[Offset]):
     """Turns offsets into end offsets and slices; pure, so it is unit-tested without a JVM."""
 
     def __init__(self, config: RateConfig) -> None:
@@ -78,37 +79,29 @@ class Planner(ABC):
     def slices(self, start: Offset, end: Offset) -> list[RateSlice]: ...
 
     @abstractmethod
-    def check(self, offset: Offset) -> Offset:
-        """Validate an offset read back from a checkpoint for this mode."""
+    def check(self, offset: Any) -> Offset:
+        """The offset Spark handed back (from a checkpoint), decoded for this mode."""
 
     def _total_rows(self) -> int:
         if self.config.total_rows is None:
             raise OptionError.required(NAME, "totalRows", "batch reads need a finite stream")
         return self.config.total_rows
 
-    def _check_keys(self, offset: Offset, keys: tuple[str, ...], mode: str) -> Offset:
-        return dict(checked_ints(NAME, offset, keys, f"an offset of {mode}"))
 
-
-class TimeModePlanner(Planner):
+class TimeModePlanner(Planner[TimeOffset]):
     """Spark ``rate`` semantics: ``valueAtSecond`` rows by each whole second of the stream."""
-
-    KEYS = ("createdMs", "second", "value")
 
     def _value(self, second: int) -> int:
         return value_at_second(second, self.config.rows_per_second, self.config.ramp_up_seconds)
 
-    def _offset(self, created_ms: int, second: int, value: int) -> Offset:
-        return canonical_offset({"createdMs": created_ms, "second": second, "value": value})
+    def initial(self, now_ms: int) -> TimeOffset:
+        return TimeOffset(now_ms, 0, 0)
 
-    def initial(self, now_ms: int) -> Offset:
-        return self._offset(now_ms, 0, 0)
+    def check(self, offset: Any) -> TimeOffset:
+        return TimeOffset.from_json(offset)
 
-    def check(self, offset: Offset) -> Offset:
-        return self._check_keys(offset, self.KEYS, "time mode (rowsPerSecond)")
-
-    def available(self, start: Offset, now_ms: int) -> Offset:
-        created = int(start["createdMs"])
+    def available(self, start: TimeOffset, now_ms: int) -> TimeOffset:
+        created = start.created_ms
         elapsed = max(0, (now_ms - created) // 1000)
         limit_second = max_second(self.config.rows_per_second)
         if elapsed > limit_second:
@@ -117,24 +110,24 @@ class TimeModePlanner(Planner):
                 f"the row count overflows a 64-bit long after {limit_second} seconds "
                 f"at rowsPerSecond={self.config.rows_per_second}",
             )
-        target = max(elapsed, int(start["second"]))
+        target = max(elapsed, start.second)
         value = self._value(target)
         total = self.config.total_rows
         if total is not None and value > total:
-            value = max(total, int(start["value"]))
-            target = self._second_of(value, int(start["second"]), target)
-        return self._offset(created, target, value)
+            value = max(total, start.value)
+            target = self._second_of(value, start.second, target)
+        return TimeOffset(created, target, value)
 
-    def end_of_stream(self, start: Offset) -> Offset:
+    def end_of_stream(self, start: TimeOffset) -> TimeOffset:
         total = self._total_rows()
         high = max_second(self.config.rows_per_second)
-        return self._offset(int(start["createdMs"]), self._second_of(total, 0, high), total)
+        return TimeOffset(start.created_ms, self._second_of(total, 0, high), total)
 
-    def available_now_target(self, start: Offset, now_ms: int) -> Offset:
+    def available_now_target(self, start: TimeOffset, now_ms: int) -> TimeOffset:
         # A finite stream is available whole, as batch mode and spark.read make it: rows not
         # yet due keep the timestamps of the seconds they belong to. An endless stream stops
         # at what is due now.
-        if self.config.total_rows is None or int(start["value"]) >= self.config.total_rows:
+        if self.config.total_rows is None or start.value >= self.config.total_rows:
             return self.available(start, now_ms)
         return self.end_of_stream(start)
 
@@ -142,29 +135,29 @@ class TimeModePlanner(Planner):
         cfg = self.config
         return second_of_value(value, low, high, cfg.rows_per_second, cfg.ramp_up_seconds)
 
-    def rows_between(self, start: Offset, end: Offset) -> int:
-        return int(end["value"]) - int(start["value"])
+    def rows_between(self, start: TimeOffset, end: TimeOffset) -> int:
+        return end.value - start.value
 
-    def advance(self, start: Offset, end: Offset, max_rows: int) -> Offset:
+    def advance(self, start: TimeOffset, end: TimeOffset, max_rows: int) -> TimeOffset:
         if self.rows_between(start, end) <= max_rows:
             return end
-        value = int(start["value"]) + max_rows
-        second = self._second_of(value, int(start["second"]), int(end["second"]))
-        return self._offset(int(start["createdMs"]), second, value)
+        value = start.value + max_rows
+        second = self._second_of(value, start.second, end.second)
+        return TimeOffset(start.created_ms, second, value)
 
-    def slices(self, start: Offset, end: Offset) -> list[RateSlice]:
-        first, stop = int(start["value"]), int(end["value"])
+    def slices(self, start: TimeOffset, end: TimeOffset) -> list[RateSlice]:
+        first, stop = start.value, end.value
         if stop <= first:
             return []
         # The batch's rows are spread over the whole seconds it touches, as Spark spreads a
         # batch's rows over [startSeconds, endSeconds).
-        window_start = int(start["second"])
-        end_second = int(end["second"])
+        window_start = start.second
+        end_second = end.second
         window_end = end_second if stop == self._value(end_second) else end_second + 1
         range_start = self._value(window_start)
         range_end = self._value(window_end)
         ms_per_value = float((window_end - window_start) * 1000) / (range_end - range_start)
-        base_ms = int(start["createdMs"]) + window_start * 1000
+        base_ms = start.created_ms + window_start * 1000
         n = self.config.num_partitions
         return [
             RateSlice(first + p, stop, n, "linear", base_ms, range_start, ms_per_value)
@@ -172,62 +165,59 @@ class TimeModePlanner(Planner):
         ]
 
 
-class BatchModePlanner(Planner):
+class BatchModePlanner(Planner[BatchOffset]):
     """Spark ``rate-micro-batch`` semantics: ``rowsPerBatch`` rows per logical batch."""
-
-    KEYS = ("offset", "timestamp")
 
     @property
     def _rows_per_batch(self) -> int:
         assert self.config.rows_per_batch is not None
         return self.config.rows_per_batch
 
-    def _offset(self, start: Offset, value: int) -> Offset:
+    def _offset(self, start: BatchOffset, value: int) -> BatchOffset:
         rpb = self._rows_per_batch
-        batches = value // rpb - int(start["offset"]) // rpb
-        timestamp = int(start["timestamp"]) + batches * self.config.advance_ms
-        return canonical_offset({"offset": value, "timestamp": timestamp})
+        batches = value // rpb - start.offset // rpb
+        return BatchOffset(value, start.timestamp + batches * self.config.advance_ms)
 
-    def initial(self, now_ms: int) -> Offset:
-        return canonical_offset({"offset": 0, "timestamp": self.config.start_timestamp_ms})
+    def initial(self, now_ms: int) -> BatchOffset:
+        return BatchOffset(0, self.config.start_timestamp_ms)
 
-    def check(self, offset: Offset) -> Offset:
-        return self._check_keys(offset, self.KEYS, "batch mode (rowsPerBatch)")
+    def check(self, offset: Any) -> BatchOffset:
+        return BatchOffset.from_json(offset)
 
-    def available(self, start: Offset, now_ms: int) -> Offset:
+    def available(self, start: BatchOffset, now_ms: int) -> BatchOffset:
         # One logical batch per trigger, as rate-micro-batch: a micro-batch never mixes two.
-        position = int(start["offset"])
+        position = start.offset
         boundary = (position // self._rows_per_batch + 1) * self._rows_per_batch
         if self.config.total_rows is not None:
             boundary = max(position, min(boundary, self.config.total_rows))
         return self._offset(start, boundary)
 
-    def end_of_stream(self, start: Offset) -> Offset:
+    def end_of_stream(self, start: BatchOffset) -> BatchOffset:
         return self._offset(start, self._total_rows())
 
-    def available_now_target(self, start: Offset, now_ms: int) -> Offset:
+    def available_now_target(self, start: BatchOffset, now_ms: int) -> BatchOffset:
         # rate-micro-batch makes one logical batch available per trigger; a finite stream
         # makes all of its remaining rows available.
         if self.config.total_rows is None:
             return self.available(start, now_ms)
-        return self._offset(start, max(int(start["offset"]), self._total_rows()))
+        return self._offset(start, max(start.offset, self._total_rows()))
 
-    def rows_between(self, start: Offset, end: Offset) -> int:
-        return int(end["offset"]) - int(start["offset"])
+    def rows_between(self, start: BatchOffset, end: BatchOffset) -> int:
+        return end.offset - start.offset
 
-    def advance(self, start: Offset, end: Offset, max_rows: int) -> Offset:
+    def advance(self, start: BatchOffset, end: BatchOffset, max_rows: int) -> BatchOffset:
         if self.rows_between(start, end) <= max_rows:
             return end
-        return self._offset(start, int(start["offset"]) + max_rows)
+        return self._offset(start, start.offset + max_rows)
 
-    def slices(self, start: Offset, end: Offset) -> list[RateSlice]:
-        first, stop = int(start["offset"]), int(end["offset"])
+    def slices(self, start: BatchOffset, end: BatchOffset) -> list[RateSlice]:
+        first, stop = start.offset, end.offset
         if stop <= first:
             return []
         rpb = self._rows_per_batch
         aligned = first // rpb * rpb
         n = self.config.num_partitions
-        base = int(start["timestamp"])
+        base = start.timestamp
         advance = self.config.advance_ms
         return [
             RateSlice(first + p, stop, n, "stepped", base, aligned, 0.0, rpb, advance)
@@ -235,5 +225,5 @@ class BatchModePlanner(Planner):
         ]
 
 
-def make_planner(config: RateConfig) -> Planner:
+def make_planner(config: RateConfig) -> Planner[Any]:
     return BatchModePlanner(config) if config.batch_mode else TimeModePlanner(config)

@@ -28,9 +28,12 @@ from pysparksources.errors import UnsupportedError
 from pysparksources.rate import NAME
 from pysparksources.rate._generate import generate
 from pysparksources.rate.config import RateConfig
-from pysparksources.rate.planning import Offset, Planner, RateSlice, make_planner
+from pysparksources.rate.offsets import RateOffset
+from pysparksources.rate.planning import Planner, RateSlice, make_planner
 
 __all__ = ["RateBatchReader", "RateStreamReader"]
+
+Offset = dict[str, Any]  # as Spark passes and takes offsets: rate/offsets.py's, encoded
 
 
 def wall_clock_ms() -> int:
@@ -44,12 +47,12 @@ class RateStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         self, config: RateConfig, schema: Any = None, *, clock: Callable[[], int] = wall_clock_ms
     ) -> None:
         self._config = config
-        self._planner: Planner = make_planner(config)
+        self._planner: Planner[Any] = make_planner(config)
         self._clock = clock
         self._initial: Offset | None = None
-        self._last_start: Offset | None = None
+        self._last_start: RateOffset | None = None
         self._available_now = False
-        self._frozen_target: Offset | None = None
+        self._frozen_target: RateOffset | None = None
         self._engine = EngineCalls()
 
     def getDefaultReadLimit(self) -> ReadLimit:
@@ -60,16 +63,18 @@ class RateStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
     def initialOffset(self) -> Offset:
         # Spark asks more than once while planning the first batch: the answer must not move.
         if self._initial is None:
-            self._initial = self._planner.initial(self._clock())
+            initial: RateOffset = self._planner.initial(self._clock())
+            self._initial = initial.to_dict()
         return self._initial
 
     def prepareForTriggerAvailableNow(self) -> None:
         self._available_now = True
         self._frozen_target = None
 
-    def _available(self, start: Offset) -> Offset:
+    def _available(self, start: RateOffset) -> RateOffset:
         if not self._available_now:
-            return self._planner.available(start, self._clock())
+            available: RateOffset = self._planner.available(start, self._clock())
+            return available
         if self._frozen_target is None:
             # Spark calls prepare before it knows the start offset: freeze at the first call.
             self._frozen_target = self._planner.available_now_target(start, self._clock())
@@ -79,20 +84,20 @@ class RateStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         start, limit = self._engine.arguments(
             start, limit, self.initialOffset, self.getDefaultReadLimit
         )
-        start = self._planner.check(start)
-        self._last_start = start
-        end = self._available(start)
-        rows = self._planner.rows_between(start, end)
+        begin: RateOffset = self._planner.check(start)
+        self._last_start = begin
+        end = self._available(begin)
+        rows = self._planner.rows_between(begin, end)
         if rows <= 0:
-            return start if rows < 0 else end
+            return (begin if rows < 0 else end).to_dict()
         if isinstance(limit, ReadMaxRows):
-            capped = self._planner.advance(start, end, limit.max_rows)
+            capped: RateOffset = self._planner.advance(begin, end, limit.max_rows)
             self._engine.capped(capped != end)
-            return capped
+            return capped.to_dict()
         if isinstance(limit, ReadMinRows) and rows < limit.min_rows:
-            return start
+            return begin.to_dict()
         if isinstance(limit, (ReadAllAvailable, ReadMinRows)):
-            return end
+            return end.to_dict()
         raise UnsupportedError(
             NAME, f"read limit {limit!r}: pyrate counts rows, not files or bytes"
         )
@@ -100,7 +105,7 @@ class RateStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
     def reportLatestOffset(self) -> Offset | None:
         if self._last_start is None:
             return None
-        return self._available(self._last_start)
+        return self._available(self._last_start).to_dict()
 
     def partitions(self, start: Offset, end: Offset) -> list[InputPartition]:
         self._engine.planned(end)

@@ -11,6 +11,7 @@ the format.
 from __future__ import annotations
 
 import random
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -210,10 +211,16 @@ class FileFormat(ABC):
     read_options: ClassVar[tuple[str, ...]] = ()
     """Names of the read options of the option table that apply to this format only (or to
     some formats): given with another format they are refused."""
-    declared_options: ClassVar[tuple[Option[Any], ...]] = ()
-    """Options only this format has, declared here: the option table takes them in, the parser
-    checks them, and their values reach the format in ``ReaderOptions.format_options`` (by
-    name; a read option) or ``SinkConfig.format_options`` (a write option)."""
+
+    @property
+    def declared_options(self) -> tuple[Option[Any], ...]:
+        """Options only this format has: every ``Option`` its module declares, in order. The
+        option table takes them in, the parser checks them, and their values reach the format
+        in ``ReaderOptions.format_options`` (a read option) or ``SinkConfig.format_options``
+        (a write option): ``opts.format_option(OPTION)``."""
+        from pysparksources._core.option_table import Option, declared_in
+
+        return declared_in(vars(sys.modules[type(self).__module__]), Option)
 
     # -- at query start, on the driver ----------------------------------------------------
     def check_read_schema(self, schema: StructType, target: pa.Schema) -> None:

@@ -18,9 +18,11 @@ and fits them to the query's schema (see ``rescue``); columns the schema lacks t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from pyspark.sql.types import StringType, StructField, StructType
 
+from pysparksources._core.hooks import HookPoint
 from pysparksources.errors import SchemaChangedError, SchemaError
 from pysparksources.files import NAME
 from pysparksources.files.config import InferenceOptions, ReaderOptions, SourceConfig
@@ -31,13 +33,30 @@ from pysparksources.files.schema.store import SchemaStore
 from pysparksources.files.storage.filesystem import FileLocation
 from pysparksources.files.storage.folder_listing import FileEntry
 
-__all__ = ["Evolution", "effective_schema", "evolution_of", "read_schema_of", "step_hook"]
+__all__ = [
+    "SCHEMA_CHANGE_STEP",
+    "Evolution",
+    "SchemaChangeStep",
+    "effective_schema",
+    "evolution_of",
+    "read_schema_of",
+]
+
+# new_columns: a task first meets columns the schema lacks; before_version / after_version:
+# around recording them as a new schema version (addNewColumns).
+SchemaChangeStep = Literal["new_columns", "before_version", "after_version"]
 
 
-def step_hook(step: str) -> None:
-    """Called at each step of a schema change (``new_columns`` when a task first meets them,
-    ``before_version``, ``after_version``); does nothing. Tests replace it to stop a task
-    there and kill its process."""
+def _no_pause(step: SchemaChangeStep) -> None:
+    """Nothing: crash tests install a pause here (tests/support/evolution_hooks.py)."""
+
+
+SCHEMA_CHANGE_STEP: HookPoint[[SchemaChangeStep], None] = HookPoint(
+    "pyfile.schema_change_step",
+    "each step of a schema change, in the task that meets new columns; crash tests stop the "
+    "task there and kill its process",
+    _no_pause,
+)
 
 
 @dataclass(frozen=True)
@@ -126,7 +145,7 @@ def new_columns_found(evolution: Evolution, path: str, url: str, new: list[str])
         )
     assert evolution.store_location is not None
     store = SchemaStore(evolution.store_location)
-    step_hook("before_version")
+    SCHEMA_CHANGE_STEP("before_version")
     latest = store.latest()
     number = 0 if latest is None else latest.number
     known = set() if latest is None else {n.lower() for n in latest.schema.names}
@@ -142,7 +161,7 @@ def new_columns_found(evolution: Evolution, path: str, url: str, new: list[str])
             f"new columns {shown} in {url}",
         )
         number = recorded.number
-    step_hook("after_version")
+    SCHEMA_CHANGE_STEP("after_version")
     raise SchemaChangedError(
         NAME,
         f"file {url} has new columns {shown}: recorded in schema version {number} in "

@@ -21,8 +21,7 @@ import pyarrow as pa
 
 from pysparksources.files.config import ReaderOptions
 from pysparksources.files.formats import CONVERSION_ERRORS, FileSplit, constant_column, format_named
-from pysparksources.files.schema import evolution as _evolution
-from pysparksources.files.schema.evolution import Evolution, new_columns_found
+from pysparksources.files.schema.evolution import SCHEMA_CHANGE_STEP, Evolution, new_columns_found
 from pysparksources.files.values.conversions import Parsing, conform
 
 __all__ = ["FILE_PATH_KEY", "read_evolving"]
@@ -90,7 +89,7 @@ class _Fitter:
             and n not in self.checked
         ]
         if new and not self.checked.issuperset(new):
-            _evolution.step_hook("new_columns")
+            SCHEMA_CHANGE_STEP("new_columns")
         if new and not self.evolution.rescues_new_columns:
             if self.evolution.mode in ("addNewColumns", "failOnNewColumns"):
                 new_columns_found(self.evolution, self.split.path, self.url, new)

@@ -46,13 +46,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pysparksources._core.hooks import HookPoint
 from pysparksources.errors import ArgumentError, OptionError, ServiceError
 from pysparksources.files import NAME
 from pysparksources.files.config import NotificationOptions, SourceConfig
+from pysparksources.files.offsets import NotificationCounts
 from pysparksources.files.source.file_index import SourceLister
 from pysparksources.files.source.notifications.discovery_record import (
     RECORD,
@@ -71,6 +73,7 @@ from pysparksources.files.source.notifications.file_lookups import look_up
 from pysparksources.files.source.notifications.queues import (
     NotificationQueue,
     QueueMessage,
+    backend_named,
     open_queue,
 )
 from pysparksources.files.source.notifications.throttled_log import ThrottledLog
@@ -79,7 +82,7 @@ from pysparksources.files.source.source_log import LogEntry
 from pysparksources.files.storage.folder_listing import FileEntry, selects
 from pysparksources.files.storage.safe_paths import path_problem
 
-__all__ = ["COUNTS", "LEFT_HIDDEN_S", "RECEIVE_CAP", "NotificationDiscovery"]
+__all__ = ["LEFT_HIDDEN_S", "OPEN_QUEUE", "RECEIVE_CAP", "NotificationDiscovery"]
 
 log = logging.getLogger(__name__)
 # Messages received per trigger, and files waiting for a batch, at most: the rest stays in the
@@ -90,8 +93,12 @@ RECEIVE_CAP = 10_000
 LEFT_HIDDEN_S = 3600
 LEFT_KEPT = 100_000
 NOT_SHOWN = "<not shown>"
-# What the progress reports under "@notifications" (see reportLatestOffset).
-COUNTS = ("unreadableMessages", "missingFiles", "foreignEvents", "refusedPaths")
+OPEN_QUEUE: HookPoint[[str, str, Mapping[str, str]], NotificationQueue] = HookPoint(
+    "pyfile.open_notification_queue",
+    "opens the queue of notification discovery (kind, URL, queue.* settings); a benchmark "
+    "hands a queue double instead",
+    open_queue,
+)
 
 
 @dataclass
@@ -123,6 +130,8 @@ class NotificationDiscovery:
             raise ArgumentError(NAME, "notification discovery needs a queue and a source log")
         self._config = config
         self._options: NotificationOptions = config.notifications
+        # An unknown kind fails here, when the query starts, not at the first receive.
+        self._backend = backend_named(self._options.kind)
         self._seen = seen
         self._lister = lister
         self._queue: NotificationQueue | None = None
@@ -135,7 +144,9 @@ class NotificationDiscovery:
         self._held: dict[str, _Held] = {}  # message id -> held delivery
         self._waiters: dict[str, set[str]] = {}  # path -> ids of messages waiting for it
         self._left: dict[str, None] = {}  # ids of messages left in the queue this run
-        self._counts = dict.fromkeys(COUNTS, 0)
+        # What counts() reports (files/offsets.py's NotificationCounts), since this run began.
+        self._unreadable_messages = self._missing_files = 0
+        self._foreign_events = self._refused_paths = 0
         self._warnings = ThrottledLog(log)
         self._committed = -1
         self._frozen = False
@@ -174,10 +185,17 @@ class NotificationDiscovery:
             self._batch_of = {k: b for k, b in self._batch_of.items() if b > batch_id}
         self._delete_ready()
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> NotificationCounts:
         """Since this run started: messages not read, notified files not in storage, events
-        of another account or bucket; and the files waiting for a batch now."""
-        return {**self._counts, "filesWaiting": len(self._pending)}
+        of another account or bucket, refused paths; and the files waiting for a batch now.
+        The progress shows them under ``@notifications`` (``reportLatestOffset``)."""
+        return NotificationCounts(
+            unreadable_messages=self._unreadable_messages,
+            missing_files=self._missing_files,
+            foreign_events=self._foreign_events,
+            refused_paths=self._refused_paths,
+            files_waiting=len(self._pending),
+        )
 
     def close(self) -> None:
         if self._queue is not None:
@@ -190,7 +208,7 @@ class NotificationDiscovery:
     # -- whose files: the path's storage account or bucket ---------------------------------
     def _scope(self) -> tuple[str | None, str | None]:
         """(Azure account, S3 bucket) of the path: events naming another are not its files."""
-        if self._options.kind == "sqs":
+        if self._backend.scope == "bucket":
             bucket = self._config.base.split("/", 1)[0]
             return None, None if _has_glob(bucket) else bucket
         fs: Any = self._config.location.filesystem()
@@ -221,7 +239,7 @@ class NotificationDiscovery:
     def _open(self) -> NotificationQueue:
         if self._queue is None:
             self._queue = self._call(
-                "open", lambda: open_queue(self._options.kind, self._options.url, self._settings)
+                "open", lambda: OPEN_QUEUE(self._backend.kind, self._options.url, self._settings)
             )
         return self._queue
 
@@ -235,15 +253,16 @@ class NotificationDiscovery:
         waited = False
         this_poll: set[str] = set()
         while received < RECEIVE_CAP and len(self._pending) + len(self._unchecked) < RECEIVE_CAP:
-            # AvailableNow waits a second before believing an empty answer: SQS's short poll
-            # samples some of its servers and can answer empty while messages are there.
+            # AvailableNow waits a second before believing an empty answer where it may be
+            # wrong: SQS's short poll samples some of its servers and can answer empty while
+            # messages are there.
             wait = 1 if drain and waited else 0
             messages = self._call(
                 "receive from",
                 lambda wait=wait: queue.receive(self._options.visibility_timeout_s, wait),
             )
             if not messages:
-                if drain and not waited and self._options.kind == "sqs":
+                if drain and not waited and self._backend.empty_may_miss:
                     waited = True
                     continue
                 break
@@ -275,7 +294,7 @@ class NotificationDiscovery:
         for event in events:
             foreign = self._foreign(event)
             if foreign is not None:
-                self._counts["foreignEvents"] += 1
+                self._foreign_events += 1
                 self._warnings.warning(
                     "foreign",
                     "%s: queue message %s names a file of %s: skipped (is the queue fed by the "
@@ -287,7 +306,7 @@ class NotificationDiscovery:
                 continue
             refused = path_problem(event.path)
             if refused is not None:  # could reach outside the path, whoever decodes it
-                self._counts["refusedPaths"] += 1
+                self._refused_paths += 1
                 self._warnings.warning(
                     "refused",
                     "%s: queue message %s names a path that could reach outside the source "
@@ -308,13 +327,14 @@ class NotificationDiscovery:
     def _unreadable(self, held: _Held, reason: str) -> None:
         """The policy for a message this source does not read (``unreadableMessages``)."""
         message = held.message
-        self._counts["unreadableMessages"] += 1
+        self._unreadable_messages += 1
         leave = self._options.leave_unreadable
         self._warnings.warning(
             "unreadable",
-            "%s: queue message %s is not a storage event this source reads (%s): %s",
+            "%s: queue message %s%s is not a storage event this source reads (%s): %s",
             NAME,
             shown(message.id),
+            _history(message),
             reason,
             "left in the queue for its dead-letter policy (unreadableMessages=leave)"
             if leave
@@ -362,7 +382,7 @@ class NotificationDiscovery:
             return
         for path, entry in look_up(self._config.location, paths).items():
             if entry is None:
-                self._counts["missingFiles"] += 1
+                self._missing_files += 1
                 log.debug("%s: notified file %s is not in storage: skipped", NAME, path)
                 self._pending.pop(path, None)
                 self._resolve(path, -1)
@@ -486,6 +506,16 @@ class NotificationDiscovery:
             if secret:
                 text = text.replace(secret, NOT_SHOWN)
         return text
+
+
+def _history(message: QueueMessage) -> str:
+    """What the queue says of ``message`` (its receive count, when it was enqueued), if any."""
+    parts = []
+    if message.receive_count is not None:
+        parts.append(f"delivery {message.receive_count}")
+    if message.enqueued_at is not None:
+        parts.append(f"enqueued {message.enqueued_at.isoformat(timespec='seconds')}")
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def _has_glob(text: str) -> bool:

@@ -2,8 +2,9 @@
 
 Events encoded by the SDK's AvroEncoder carry the content type ``avro/binary+<schema id>``.
 Read tasks are unpickled fresh for every task, but Python workers are reused across tasks and
-batches, so clients and schemas live in module-level caches keyed by namespace (and id): each
-writer's schema is fetched once per worker process, not once per event or task. The registry
+batches, so clients and schemas live in process caches (:mod:`pysparksources._core.process_caches`,
+named ``eventhubs.registry-*``) keyed by namespace (and id): each writer's schema is fetched once
+per worker process, not once per event or task. The registry
 accepts Entra ID tokens only, so the credential is one of azure-identity's.
 
 What the registry answers for an id is checked before it is used (:func:`schema_by_id`): an
@@ -21,16 +22,13 @@ status and size can be checked before its body is read; registering and looking 
 from __future__ import annotations
 
 import re
-import threading
-import time
-from collections import OrderedDict
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from pysparksources._core.process_caches import PROCESS, ProcessCache
 from pysparksources.errors import MalformedRecordError, SchemaError, SchemaRegistryError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs._avro_schema import AvroType, parse_avro_schema
+from pysparksources.eventhubs.avro.schema import AvroType, parse_avro_schema
 
 if TYPE_CHECKING:
     from pysparksources.eventhubs.config import RegistryConfig
@@ -40,7 +38,6 @@ __all__ = [
     "MAX_SCHEMA_BYTES",
     "MISSING_IDS",
     "MISSING_SECONDS",
-    "BoundedCache",
     "clear_caches",
     "schema_by_id",
     "schema_id_for",
@@ -65,69 +62,42 @@ _AVRO_MEDIA = "application/json;serialization=avro"
 _NOT_ABOUT_THE_ID = {401, 403, 407, 408, 429}
 # Retries of the by-id request (azure-core's RetryPolicy keywords); the tests shorten them.
 RETRY: dict[str, Any] = {"retry_total": 3, "retry_backoff_factor": 0.8}
-_LOCK = threading.Lock()
-_CREDENTIALS: dict[tuple[Any, ...], Any] = {}
-_CLIENTS: dict[tuple[Any, ...], Any] = {}
-_PIPELINES: dict[tuple[Any, ...], Any] = {}
-_IDS: dict[tuple[str, str, str, str], str] = {}
-
-V = TypeVar("V")
+# Registries (namespace and credential settings) a process talks to at most.
+_REGISTRIES = 16
 
 
-class BoundedCache(Generic[V]):
-    """A thread-safe map that keeps at most ``size`` entries (least recently used go first),
-    each for ``seconds`` at most (None: until pushed out)."""
-
-    def __init__(
-        self,
-        size: int,
-        seconds: float | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.size, self.seconds, self.clock = size, seconds, clock
-        self._entries: OrderedDict[Any, tuple[float, V]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Any) -> V | None:
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                return None
-            if self.seconds is not None and self.clock() - entry[0] >= self.seconds:
-                del self._entries[key]
-                return None
-            self._entries.move_to_end(key)
-            return entry[1]
-
-    def put(self, key: Any, value: V) -> None:
-        with self._lock:
-            self._entries[key] = (self.clock(), value)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
+def _close(client: Any) -> None:
+    client.close()
 
 
+# Per registry (:func:`_key`): its credential (never closed here: clients made with it may
+# still use it), the azure-schemaregistry client (the sink) and the by-id pipeline (the source).
+_CREDENTIALS: ProcessCache[tuple[Any, ...], Any] = PROCESS.cache(
+    "eventhubs.registry-credentials", _REGISTRIES
+)
+_CLIENTS: ProcessCache[tuple[Any, ...], Any] = PROCESS.cache(
+    "eventhubs.registry-clients", _REGISTRIES, close=_close, close_at_exit=True
+)
+_PIPELINES: ProcessCache[tuple[Any, ...], Any] = PROCESS.cache(
+    "eventhubs.registry-pipelines", _REGISTRIES, close=_close, close_at_exit=True
+)
+# (namespace, group, name, definition) -> the sink's schema id.
+_IDS: ProcessCache[tuple[str, str, str, str], str] = PROCESS.cache(
+    "eventhubs.registry-ids", _KNOWN_IDS
+)
 # (namespace, id) -> the parsed writer's schema; -> why the id has none (the negative cache).
-_SCHEMAS: BoundedCache[tuple[Any, AvroType]] = BoundedCache(_KNOWN_IDS)
-_MISSING: BoundedCache[str] = BoundedCache(MISSING_IDS, MISSING_SECONDS)
+_SCHEMAS: ProcessCache[tuple[str, str], tuple[Any, AvroType]] = PROCESS.cache(
+    "eventhubs.registry-schemas", _KNOWN_IDS
+)
+_MISSING: ProcessCache[tuple[str, str], str] = PROCESS.cache(
+    "eventhubs.registry-missing", MISSING_IDS, max_age_s=MISSING_SECONDS
+)
 
 
 def clear_caches() -> None:
     """Forget every client, schema and missing id of this process (tests)."""
-    with _LOCK:
-        _CREDENTIALS.clear()
-        _CLIENTS.clear()
-        _PIPELINES.clear()
-        _IDS.clear()
-    _SCHEMAS.clear()
-    _MISSING.clear()
+    for cache in (_CREDENTIALS, _CLIENTS, _PIPELINES, _IDS, _SCHEMAS, _MISSING):
+        cache.clear()
 
 
 def schema_id_of(content_type: str | None) -> str | None:
@@ -141,11 +111,7 @@ def schema_id_of(content_type: str | None) -> str | None:
 
 
 def _credential(config: RegistryConfig) -> Any:
-    with _LOCK:
-        credential = _CREDENTIALS.get(_key(config))
-        if credential is None:
-            credential = _CREDENTIALS[_key(config)] = _new_credential(config)
-        return credential
+    return _CREDENTIALS.get_or_make(_key(config), lambda: _new_credential(config))
 
 
 def _new_credential(config: RegistryConfig) -> Any:
@@ -183,44 +149,40 @@ def _key(config: RegistryConfig) -> tuple[Any, ...]:
 
 
 def _client(config: RegistryConfig) -> Any:
-    credential = _credential(config)
-    with _LOCK:
-        client = _CLIENTS.get(_key(config))
-        if client is None:
-            from azure.schemaregistry import SchemaRegistryClient
+    return _CLIENTS.get_or_make(_key(config), lambda: _new_client(config))
 
-            kwargs: dict[str, Any] = {}
-            if config.connection_verify:
-                kwargs["connection_verify"] = config.connection_verify
-            client = SchemaRegistryClient(config.namespace, credential, **kwargs)
-            _CLIENTS[_key(config)] = client
-        return client
+
+def _new_client(config: RegistryConfig) -> Any:
+    from azure.schemaregistry import SchemaRegistryClient
+
+    kwargs: dict[str, Any] = {}
+    if config.connection_verify:
+        kwargs["connection_verify"] = config.connection_verify
+    return SchemaRegistryClient(config.namespace, _credential(config), **kwargs)
 
 
 def _pipeline(config: RegistryConfig) -> Any:
-    credential = _credential(config)
-    with _LOCK:
-        client = _PIPELINES.get(_key(config))
-        if client is None:
-            from azure.core import PipelineClient
-            from azure.core.pipeline import policies
+    return _PIPELINES.get_or_make(_key(config), lambda: _new_pipeline(config))
 
-            kwargs: dict[str, Any] = {}
-            if config.connection_verify:
-                kwargs["connection_verify"] = config.connection_verify
-            client = PipelineClient(
-                f"https://{config.namespace}",
-                policies=[
-                    policies.HeadersPolicy(),
-                    policies.UserAgentPolicy(sdk_moniker="pysparksources"),
-                    policies.ProxyPolicy(),
-                    policies.RetryPolicy(**RETRY),
-                    policies.BearerTokenCredentialPolicy(credential, _SCOPE),
-                ],
-                **kwargs,
-            )
-            _PIPELINES[_key(config)] = client
-        return client
+
+def _new_pipeline(config: RegistryConfig) -> Any:
+    from azure.core import PipelineClient
+    from azure.core.pipeline import policies
+
+    kwargs: dict[str, Any] = {}
+    if config.connection_verify:
+        kwargs["connection_verify"] = config.connection_verify
+    return PipelineClient(
+        f"https://{config.namespace}",
+        policies=[
+            policies.HeadersPolicy(),
+            policies.UserAgentPolicy(sdk_moniker="pysparksources"),
+            policies.ProxyPolicy(),
+            policies.RetryPolicy(**RETRY),
+            policies.BearerTokenCredentialPolicy(_credential(config), _SCOPE),
+        ],
+        **kwargs,
+    )
 
 
 def _failed(config: RegistryConfig, what: str, error: Exception) -> SchemaRegistryError:
@@ -389,6 +351,5 @@ def schema_id_for(config: RegistryConfig, name: str, definition: str) -> str:
             ) from None
         action = "registering" if config.auto_register else "looking up"
         raise _failed(config, f"{action} schema {name}", error) from None
-    with _LOCK:
-        _IDS[key] = properties.id
+    _IDS.put(key, str(properties.id))
     return str(properties.id)

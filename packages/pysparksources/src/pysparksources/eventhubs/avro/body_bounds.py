@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pysparksources.errors import MalformedRecordError, SchemaError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs._avro_schema import AvroType
+from pysparksources.eventhubs.avro.schema import AvroType
 
 __all__ = ["VALUES_PER_BODY", "VALUES_PER_BYTE", "BodyBounds"]
 

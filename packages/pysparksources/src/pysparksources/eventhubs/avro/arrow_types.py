@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from pysparksources.errors import MalformedRecordError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs._avro_schema import AvroType
+from pysparksources.eventhubs.avro.schema import AvroType
 
 __all__ = [
     "arrow_type",
@@ -330,7 +330,7 @@ def _to_avro(avro: AvroType) -> Shaper:
 
 def spark_type(avro: AvroType) -> Any:
     """Spark's type for ``avro`` as a pyspark DataType (every field nullable); the DDL twin of
-    :func:`~pysparksources.eventhubs._avro_schema.spark_ddl`, for executors, which have no
+    :func:`~pysparksources.eventhubs.avro.schema.spark_ddl`, for executors, which have no
     DDL parser without a session."""
     from pyspark.sql import types as t
 

@@ -11,23 +11,23 @@ Azure SDK's AvroEncoder reads.
 from __future__ import annotations
 
 import io
-import threading
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from pysparksources._core.process_caches import PROCESS, ProcessCache
 from pysparksources.errors import MalformedRecordError, PySparkSourcesError, SchemaError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs._avro_arrow import avro_shaper, spark_type
-from pysparksources.eventhubs._avro_schema import canonical_schema_text, parse_avro_schema
+from pysparksources.eventhubs.avro.arrow_types import avro_shaper, spark_type
+from pysparksources.eventhubs.avro.schema import canonical_schema_text, parse_avro_schema
 
 if TYPE_CHECKING:
     from pysparksources.eventhubs.config import BodyFormat
 
 __all__ = ["derive_avro_schema", "encode_bodies", "schema_mismatch", "with_schema_id"]
 
-_ENCODERS: dict[str, _Encoder] = {}
-_LOCK = threading.Lock()
+# Avro schemas a process encodes with at most (one per sink query, usually).
+_SCHEMAS = 64
 
 
 def _min_bytes(precision: int) -> int:
@@ -126,12 +126,12 @@ class _Encoder:
         return stream.getvalue()
 
 
+# The schema's JSON -> its encoder, per process.
+_ENCODERS: ProcessCache[str, _Encoder] = PROCESS.cache("eventhubs.avro-encoders", _SCHEMAS)
+
+
 def _encoder(schema_json: str) -> _Encoder:
-    with _LOCK:
-        encoder = _ENCODERS.get(schema_json)
-        if encoder is None:
-            encoder = _ENCODERS[schema_json] = _Encoder(schema_json)
-        return encoder
+    return _ENCODERS.get_or_make(schema_json, lambda: _Encoder(schema_json))
 
 
 def encode_bodies(
@@ -165,7 +165,7 @@ def with_schema_id(body: BodyFormat) -> BodyFormat:
     registered) on the driver when the query starts, so a missing schema fails it there."""
     from dataclasses import replace
 
-    from pysparksources.eventhubs._schema_registry import AVRO_CONTENT_TYPE, schema_id_for
+    from pysparksources.eventhubs.avro.schema_registry import AVRO_CONTENT_TYPE, schema_id_for
 
     if body.registry is None or body.schema_json is None:
         return body

@@ -1,15 +1,15 @@
 """Avro bodies of a received batch -> the ``body`` struct column; events that do not decode.
 
 A read task turns each chunk of received events into the plain read schema first
-(:mod:`_arrowize`), then calls :func:`decode_batch`. Each body is decoded on its own with
+(:mod:`.._arrowize`), then calls :func:`decode_batch`. Each body is decoded on its own with
 fastavro (an undecodable event cannot spill into its neighbours), the results become one
 Arrow array in a single conversion, and bad events are handled by ``mode`` /
 ``badRecordsPath`` like Spark's file readers: fail naming hub, partition and sequence number,
 keep with a null body and a corrupt-record column, drop, or write to a folder and skip.
 
 A body is bad when it does not decode, when it would decode into more values than its size
-allows (:mod:`_avro_bounds`, checked before fastavro reads it), or when the registry has no
-usable schema under the id its content type names (:mod:`_schema_registry`). A registry that
+allows (:mod:`.body_bounds`, checked before fastavro reads it), or when the registry has no
+usable schema under the id its content type names (:mod:`.schema_registry`). A registry that
 cannot be asked fails the task instead: that says nothing about the event.
 """
 
@@ -18,13 +18,13 @@ from __future__ import annotations
 import base64
 import io
 import json
-import threading
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pysparksources._core.arrow import spark_arrow_schema
+from pysparksources._core.process_caches import PROCESS, ProcessCache
 from pysparksources.errors import (
     MalformedRecordError,
     PySparkSourcesError,
@@ -32,7 +32,7 @@ from pysparksources.errors import (
     SchemaRegistryError,
 )
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs._avro_arrow import (
+from pysparksources.eventhubs.avro.arrow_types import (
     arrow_type,
     cast,
     finish,
@@ -40,18 +40,19 @@ from pysparksources.eventhubs._avro_arrow import (
     spark_type,
     union_shaper,
 )
-from pysparksources.eventhubs._avro_bounds import BodyBounds
-from pysparksources.eventhubs._avro_schema import AvroType, parse_avro_schema
-from pysparksources.eventhubs._schema_registry import BoundedCache, schema_by_id, schema_id_of
+from pysparksources.eventhubs.avro.body_bounds import BodyBounds
+from pysparksources.eventhubs.avro.schema import AvroType, parse_avro_schema
+from pysparksources.eventhubs.avro.schema_registry import schema_by_id, schema_id_of
 
 if TYPE_CHECKING:
     from pysparksources.eventhubs.config import BodyFormat, SourceConfig
 
 __all__ = ["decode_batch", "read_arrow_schema"]
 
-_DECODERS: dict[BodyFormat, _Decoder] = {}
-_LOCK = threading.Lock()
-_WRITERS = 1024  # writers' schemas a decoder keeps, least recently used first out
+# Body formats (reader's schema, registry, mode) a process decodes at most.
+_FORMATS = 64
+# Writers' schemas ready for fastavro a process keeps, least recently used first out.
+_WRITERS = 1024
 
 
 def read_arrow_schema(body: BodyFormat) -> pa.Schema:
@@ -98,8 +99,6 @@ class _Decoder:
         self.arrow_schema = read_arrow_schema(body)
         self.registry = body.registry
         self._read = fastavro.schemaless_reader
-        # Writers' schemas by id; those fastavro refuses, as the reason (ids are immutable).
-        self._writers: BoundedCache[_Writer | str] = BoundedCache(_WRITERS)
 
     def _writer(self, content_type: str | None) -> _Writer | None:
         if self.registry is None:
@@ -110,7 +109,8 @@ class _Decoder:
                 NAME,
                 f"content type {content_type!r} names no schema id (expected avro/binary+<id>)",
             )
-        writer = self._writers.get(schema_id)
+        key = (self.registry.namespace, schema_id)
+        writer = _WRITER_SCHEMAS.get(key)
         if writer is None:
             document, avro = schema_by_id(self.registry, schema_id)
             try:
@@ -118,7 +118,7 @@ class _Decoder:
             except Exception as error:  # valid to our parser, not to fastavro's
                 why = _describe_error(error)
                 writer = f"schema {schema_id} is not a usable Avro schema ({why})"
-            self._writers.put(schema_id, writer)
+            _WRITER_SCHEMAS.put(key, writer)
         if isinstance(writer, str):
             raise MalformedRecordError(NAME, writer)
         return writer
@@ -144,12 +144,17 @@ class _Decoder:
         return self.shaper(value) if self.shaper is not None else value
 
 
+# Per process: a decoder per body format, and the writers' schemas by (namespace, id) for
+# all of them (a writer's schema does not depend on the reader's); one fastavro refuses is
+# kept as the reason (ids are immutable).
+_DECODERS: ProcessCache[BodyFormat, _Decoder] = PROCESS.cache("eventhubs.avro-decoders", _FORMATS)
+_WRITER_SCHEMAS: ProcessCache[tuple[str, str], _Writer | str] = PROCESS.cache(
+    "eventhubs.avro-writer-schemas", _WRITERS
+)
+
+
 def _decoder(body: BodyFormat) -> _Decoder:
-    with _LOCK:
-        decoder = _DECODERS.get(body)
-        if decoder is None:
-            decoder = _DECODERS[body] = _Decoder(body)
-        return decoder
+    return _DECODERS.get_or_make(body, lambda: _Decoder(body))
 
 
 def _describe_error(error: Exception) -> str:

@@ -256,7 +256,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     options["sourceLogLocation"] = tempfile.mkdtemp(prefix="pyfile-bench-log-")
                 figures[label] = run_stream(spark, source, folder, options, args.max_files)
             base = figures.get("native") or streams_pyfile.get("parquet")
-            row = {
+            row: dict[str, Any] = {
                 "gb": round(sizes[fmt], 2),
                 **{f"{k}_rps": round(v["rps"]) for k, v in figures.items()},
                 "rows": figures["pyfile"]["rows"],

@@ -130,14 +130,6 @@ class Avro(WritableFormat):
     title = "avro (object container files; the avro extra)"
     extension = ".avro"
     splittable = True
-    declared_options = (
-        AVRO_SCHEMA,
-        POSITIONAL_FIELD_MATCHING,
-        STABLE_UNION_NAMES,
-        STABLE_UNION_PREFIX,
-        RECORD_NAME,
-        RECORD_NAMESPACE,
-    )
     # Avro compresses blocks inside the file; Spark names every part file .avro.
     codecs: ClassVar[Mapping[str, str]] = dict.fromkeys(CODECS, "")
     default_codec = "snappy"
@@ -145,7 +137,7 @@ class Avro(WritableFormat):
 
     # -- inference, on the driver ---------------------------------------------------------
     def infer(self, sample: Sample, files: list[FileEntry]) -> StructType:
-        given = sample.reader.format_options.get(AVRO_SCHEMA.name)
+        given = sample.reader.format_option(AVRO_SCHEMA)
         unions = _unions(sample.reader)
         if given is not None:
             return _struct(parse_schema(given, "avroSchema")[1], unions, "avroSchema")
@@ -194,7 +186,7 @@ class Avro(WritableFormat):
         reading = _Reading.open(f, opts)
         fields = reading.fields
         names = [name for name, _ in fields]
-        positional = bool(opts.format_options.get(POSITIONAL_FIELD_MATCHING.name))
+        positional = opts.format_option(POSITIONAL_FIELD_MATCHING) is True
         chosen: list[tuple[str, AvroNode]] = []
         fits: list[Fit | None] = []
         matched: dict[str, str] = {}
@@ -234,22 +226,19 @@ class Avro(WritableFormat):
         return sink_problem(data)
 
     def open_writer(self, stream: Any, schema: pa.Schema, config: SinkConfig) -> PartWriter:
-        options = config.format_options
         return AvroWriter(
             stream,
             schema,
             CODECS[config.compression],
-            str(options.get(RECORD_NAME.name) or "topLevelRecord"),
-            str(options.get(RECORD_NAMESPACE.name) or ""),
+            config.format_option(RECORD_NAME) or "topLevelRecord",
+            config.format_option(RECORD_NAMESPACE) or "",
         )
 
 
 def _unions(opts: ReaderOptions) -> UnionNames:
-    options = opts.format_options
-    prefix = options.get(STABLE_UNION_PREFIX.name)
+    prefix = opts.format_option(STABLE_UNION_PREFIX)
     return UnionNames(
-        bool(options.get(STABLE_UNION_NAMES.name)),
-        "member_" if prefix is None else str(prefix),
+        opts.format_option(STABLE_UNION_NAMES) is True, "member_" if prefix is None else prefix
     )
 
 
@@ -301,7 +290,7 @@ class _Reading:
     def open(cls, f: Any, opts: ReaderOptions) -> _Reading:
         header = read_header(f)
         writer_doc, writer_node = parse_schema(header.schema, "the file's writer schema")
-        given = opts.format_options.get(AVRO_SCHEMA.name)
+        given = opts.format_option(AVRO_SCHEMA)
         reader_doc = None
         root = writer_node
         what = "the file's writer schema"

@@ -174,6 +174,19 @@ def test_a_format_declares_options_of_its_own_and_gets_their_values() -> None:
     assert reader.format_option(TOY_SCHEMA) == "a INT"
 
 
+def test_a_format_checks_its_own_options_when_they_are_parsed() -> None:
+    class Picky(Toy):
+        def option_problem(self, option: Any, value: Any) -> str | None:
+            return "expected a DDL schema" if option is TOY_SCHEMA and value == "?" else None
+
+    options = OptionTable("pyfile", (TOY_SCHEMA, TOY_LEVEL))
+    good = Options(options, {"toySchema": "a INT"}, Use.BATCH_READ)
+    assert format_values(good, Picky(), Use.READ) == {"toySchema": "a INT"}
+    bad = Options(options, {"toySchema": "?"}, Use.BATCH_READ)
+    with pytest.raises(OptionError, match="'toySchema': expected a DDL schema"):
+        format_values(bad, Picky(), Use.READ)
+
+
 def test_a_format_naming_an_option_the_table_lacks_fails_at_import() -> None:
     class Typo(Toy):
         read_options = ("encodnig",)

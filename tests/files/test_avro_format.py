@@ -39,7 +39,7 @@ from pyspark.sql.types import (
 from pysparksources._core.arrow import spark_arrow_schema
 from pysparksources._core.compat import spark_type_of
 from pysparksources._core.option_table import Use
-from pysparksources.errors import CorruptFileError, SchemaError
+from pysparksources.errors import CorruptFileError, OptionError, SchemaError
 from pysparksources.files.formats import FileSplit, read_split, writable_format_named
 from pysparksources.files.formats._avro_container import read_header
 from pysparksources.files.options import parse_options
@@ -329,20 +329,19 @@ def test_avro_schema_resolves_files_to_a_reader_schema(tmp_path: Path) -> None:
     assert read(tmp_path, **options) == [{"id": 1, "label": "a", "score": 0.5}]
 
 
-def test_a_bad_avro_schema_is_an_error_naming_it(tmp_path: Path) -> None:
-    write_fastavro(tmp_path / "a.avro", record([("a", "int")]), [{"a": 1}], "null")
+def test_a_bad_avro_schema_is_an_option_error_when_the_options_are_read() -> None:
     for text, problem in [
         ("{not json", "not valid JSON"),
         ('"int"', "not a record"),
         (json.dumps(record([("a", "nope")])), "unknown type 'nope'"),
         (json.dumps(record([("a", "r")])), "contains itself"),
     ]:
-        with pytest.raises(SchemaError, match="avroSchema") as caught:
-            infer(tmp_path, avroSchema=text)  # at load(), without a schema
-        assert problem in str(caught.value)
-        with pytest.raises(CorruptFileError, match="avroSchema") as failed:
-            read(tmp_path, "a INT", avroSchema=text)  # in the task, naming the file
-        assert problem in str(failed.value) and "a.avro" in str(failed.value)
+        for use in (Use.READ, Use.STREAM_READ):
+            options = {"path": "/x", "format": "avro", "avroSchema": text}
+            options["sourceLogLocation"] = "/log"
+            with pytest.raises(OptionError, match="'avroSchema': expected an Avro schema") as e:
+                parse_options(options, use)
+            assert problem in str(e.value)
 
 
 def test_inference_merges_the_writer_schemas_of_the_sampled_files(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pyarrow as pa
 from pyspark.sql.types import StructField, StructType
 
-from pysparksources._core.option_table import Flag, Text, Use
+from pysparksources._core.option_table import Flag, Option, Text, Use
 from pysparksources.errors import CorruptFileError, MalformedRecordError, SchemaError
 from pysparksources.files import NAME
 from pysparksources.files.formats._avro_container import (
@@ -86,9 +86,9 @@ _DECODE_ERRORS = (EOFError, IndexError, KeyError, TypeError, ValueError, Overflo
 
 AVRO_SCHEMA = Text(
     name="avroSchema",
-    doc="avro: a reader schema (Avro JSON): files are resolved to it by Avro's schema "
-    "resolution (renamed fields by alias, defaults for missing fields); without .schema(...) "
-    "it gives the query's schema.",
+    doc="avro: a reader schema (Avro JSON, a record; checked when the options are read): files "
+    "are resolved to it by Avro's schema resolution (renamed fields by alias, defaults for "
+    "missing fields); without .schema(...) it gives the query's schema.",
     uses=Use.READ,
 )
 POSITIONAL_FIELD_MATCHING = Flag(
@@ -134,6 +134,16 @@ class Avro(WritableFormat):
     codecs: ClassVar[Mapping[str, str]] = dict.fromkeys(CODECS, "")
     default_codec = "snappy"
     codec_inside_file = True
+
+    # -- at query start, on the driver -----------------------------------------------------
+    def option_problem(self, option: Option[Any], value: Any) -> str | None:
+        if option is not AVRO_SCHEMA:
+            return None
+        try:
+            columns_of(parse_schema(value, "avroSchema")[1], "avroSchema")
+        except SchemaError as error:
+            return f"expected an Avro schema (JSON) of records: {error.detail}"
+        return None
 
     # -- inference, on the driver ---------------------------------------------------------
     def infer(self, sample: Sample, files: list[FileEntry]) -> StructType:

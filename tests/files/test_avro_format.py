@@ -210,6 +210,46 @@ def test_avro_types_read_as_spark_avro_maps_them(
     assert read(tmp_path) == [{"c": expected}]
 
 
+IN = {"type": "record", "name": "In", "fields": [{"name": "x", "type": "int"}]}
+OUT = {
+    "type": "record",
+    "name": "Out",
+    "namespace": "a.b",
+    "fields": [{"name": "x", "type": "int"}],
+}
+LOOKALIKES = [
+    # (union, values written with fastavro's tuple notation for the named branch, read)
+    (
+        ["null", IN, {"type": "map", "values": "int"}],
+        [("In", {"x": 1}), {"x": 2}, None],
+        [{"member0": {"x": 1}, "member1": None}, {"member0": None, "member1": [("x", 2)]}, None],
+    ),
+    (
+        [IN, OUT],
+        [("a.b.Out", {"x": 1}), ("In", {"x": 2})],
+        [{"member0": None, "member1": {"x": 1}}, {"member0": {"x": 2}, "member1": None}],
+    ),
+    (
+        [{"type": "enum", "name": "E", "symbols": ["A"]}, "string"],
+        [("E", "A"), "B"],
+        [{"member0": "A", "member1": None}, {"member0": None, "member1": "B"}],
+    ),
+    (
+        [{"type": "fixed", "name": "F", "size": 2}, "bytes"],
+        [("F", b"ab"), b"xyz"],
+        [{"member0": b"ab", "member1": None}, {"member0": None, "member1": b"xyz"}],
+    ),
+]
+
+
+@pytest.mark.parametrize(("union", "values", "expected"), LOOKALIKES)
+def test_a_union_member_is_told_by_its_type_name_where_values_look_alike(
+    tmp_path: Path, union: Any, values: list[Any], expected: list[Any]
+) -> None:
+    write_fastavro(tmp_path / "a.avro", record([("c", union)]), [{"c": v} for v in values], "null")
+    assert read(tmp_path) == [{"c": e} for e in expected]
+
+
 def test_stable_union_names_follow_the_member_types(tmp_path: Path) -> None:
     schema = record([("u", ["int", "string", {"type": "enum", "name": "E", "symbols": ["A"]}])])
     write_fastavro(tmp_path / "a.avro", schema, [{"u": "x"}, {"u": 2}], "null")

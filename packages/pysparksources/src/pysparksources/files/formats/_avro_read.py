@@ -82,17 +82,12 @@ def _millis_leaves(node: AvroNode, natural: pa.DataType, unions: UnionNames) -> 
 # -- Python values to Arrow -----------------------------------------------------------------
 def needs_names(root: AvroNode) -> bool:
     """Whether fastavro must name the branch of every named value in a union: when a union
-    Spark reads as members holds one named type and a type whose values look the same in
-    Python (a record and a map, an enum and a string, a fixed and bytes)."""
-    lookalike = {"record": "map", "enum": "string", "fixed": "bytes"}
-    for node in walk(root):
-        if node.general_union():
-            branches = node.plain().branches
-            named = [b for b in branches if b.named]
-            kinds = {b.kind for b in branches}
-            if len(named) == 1 and lookalike[named[0].kind] in kinds:
-                return True
-    return False
+    Spark reads as members holds a named type. Its values look like another branch's in
+    Python (a record like a map or another record, an enum like a string, a fixed like
+    bytes), so only the name tells the member."""
+    return any(
+        node.general_union() and any(b.named for b in node.plain().branches) for node in walk(root)
+    )
 
 
 def check_unions(root: AvroNode, what: str) -> None:
@@ -177,7 +172,7 @@ class Decoding:
             if not unwrap:
                 return inner
             return lambda value: _unwrapped(value, inner)
-        return _Members(node.plain(), self._unions, self._transform)
+        return _Members(node.plain(), self._unions, self._transform, self._named_values)
 
 
 def _unwrapped(value: Any, inner: Transform | None) -> Any:
@@ -201,6 +196,7 @@ class _Members:
         node: AvroNode,
         unions: UnionNames,
         transform: Callable[[AvroNode], Transform | None],
+        named_values: bool,
     ) -> None:
         names = unions.names(node.branches)
         self._by_name: dict[str, tuple[str, Transform | None]] = {}
@@ -210,7 +206,8 @@ class _Members:
             if branch.named and branch.name:
                 self._by_name[branch.name] = entry
                 self._by_name[branch.name.rpartition(".")[2]] = entry
-            self._by_kind.setdefault(_python_kind(branch), entry)
+            if not (named_values and branch.named):  # those come with their name
+                self._by_kind.setdefault(_python_kind(branch), entry)
 
     def __call__(self, value: Any) -> Any:
         if value is None:

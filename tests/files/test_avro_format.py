@@ -384,6 +384,37 @@ def test_a_bad_avro_schema_is_an_option_error_when_the_options_are_read() -> Non
             assert problem in str(e.value)
 
 
+def test_a_file_that_does_not_resolve_to_avro_schema_fails_naming_it(tmp_path: Path) -> None:
+    write_fastavro(tmp_path / "a.avro", record([("id", "int")]), [{"id": 1}], "null")
+    reader = json.dumps(record([("id", "int"), ("new", "string")]))  # no default for new
+    with pytest.raises(CorruptFileError, match=r"a\.avro: SchemaError: .*does not resolve"):
+        read(tmp_path, "id INT", avroSchema=reader)
+
+
+def test_a_named_type_defined_again_the_same_way_is_one_type(tmp_path: Path) -> None:
+    """Apache avro's Python writer repeats a decimal fixed's definition at each use."""
+    money = {"type": "fixed", "name": "M", "size": 4, "logicalType": "decimal", "precision": 8}
+    schema = record([("a", money), ("b", ["null", "M"])])
+    write_apache(tmp_path / "a.avro", schema, [{"a": decimal.Decimal(5), "b": None}], "null")
+    assert (
+        json.loads(read_header(open(tmp_path / "a.avro", "rb")).schema)["fields"][1][  # noqa: SIM115
+            "type"
+        ][1]
+        != "M"
+    )  # written again in full
+    assert read(tmp_path) == [{"a": decimal.Decimal(5), "b": None}]
+    other = {**money, "size": 5}
+    with pytest.raises(OptionError, match="defined twice"):
+        parse_options(
+            {
+                "path": "/x",
+                "format": "avro",
+                "avroSchema": json.dumps(record([("a", money), ("b", other)])),
+            },
+            Use.READ,
+        )
+
+
 def test_inference_merges_the_writer_schemas_of_the_sampled_files(tmp_path: Path) -> None:
     write_fastavro(tmp_path / "1.avro", record([("a", "int")]), [{"a": 1}], "null")
     write_apache(tmp_path / "2.avro", record([("a", "long"), ("b", "string")]), [], "null")

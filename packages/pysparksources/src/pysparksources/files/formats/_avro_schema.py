@@ -198,6 +198,7 @@ def _type_count(root: AvroNode) -> int:
 class _Parser:
     def __init__(self) -> None:
         self.named: dict[str, AvroNode] = {}
+        self.definitions: dict[str, dict[str, Any]] = {}  # as first written, by full name
         self.open: set[str] = set()  # records being defined: naming one again is recursion
 
     def parse(self, item: Any, namespace: str | None, depth: int) -> AvroNode:
@@ -264,6 +265,10 @@ class _Parser:
         space = item.get("namespace", namespace)
         space = space if isinstance(space, str) and space else None
         full = name if "." in name or space is None else f"{space}.{name}"
+        if full in self.named and self.definitions[full] == item:
+            # Apache avro's Python writer repeats a decimal fixed's whole definition at each
+            # use; the same definition again names the same type.
+            return self.named[full]
         if full in self.named or full in self.open:
             raise SchemaError(NAME, f"the type {full} is defined twice")
         if kind == "enum":
@@ -281,6 +286,7 @@ class _Parser:
         else:
             node = self._record(item, full, depth)
         self.named[full] = node
+        self.definitions[full] = item
         return node
 
     def _record(self, item: dict[str, Any], full: str, depth: int) -> AvroNode:
@@ -433,12 +439,24 @@ def columns_of(node: AvroNode, what: str) -> tuple[tuple[str, AvroNode], ...]:
 def decoding_schema(document: Any) -> Any:
     """``document`` without logical types: what fastavro decodes with, so that values arrive
     as the plain ints, longs and bytes they are stored as (pyfile converts them itself, also
-    where Python's date and datetime cannot hold them)."""
-    if isinstance(document, dict):
-        return {k: decoding_schema(v) for k, v in document.items() if k != "logicalType"}
-    if isinstance(document, list):
-        return [decoding_schema(item) for item in document]
-    return document
+    where Python's date and datetime cannot hold them). A named type defined again the same
+    way (Apache avro's Python writer does so) becomes a reference, which fastavro needs."""
+    return _strip(document, None, set())
+
+
+def _strip(item: Any, namespace: str | None, defined: set[str]) -> Any:
+    if isinstance(item, list):
+        return [_strip(entry, namespace, defined) for entry in item]
+    if not isinstance(item, dict):
+        return item
+    if item.get("type") in _NAMED and isinstance(item.get("name"), str):
+        name, space = item["name"], item.get("namespace", namespace)
+        full = name if "." in name or not space else f"{space}.{name}"
+        if full in defined:
+            return full  # parse_schema checked it is the same definition
+        defined.add(full)
+        namespace = full.rpartition(".")[0] or None
+    return {k: _strip(v, namespace, defined) for k, v in item.items() if k != "logicalType"}
 
 
 # -- the sink's schema ----------------------------------------------------------------------

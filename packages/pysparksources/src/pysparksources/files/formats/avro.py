@@ -327,6 +327,9 @@ class _Reading:
         stream = DecodedStream(
             json.dumps(self.writer), self.header.sync, blocks(f, self.header, split.start, end)
         )
+        from fastavro.read import SchemaResolutionError
+        from fastavro.schema import SchemaParseException
+
         try:
             reader = fastavro.reader(
                 io.BufferedReader(stream, _BUFFER),
@@ -340,6 +343,9 @@ class _Reading:
                     pending = []
             if pending:
                 yield pending
+        except (SchemaResolutionError, SchemaParseException) as error:
+            problem = "does not resolve to avroSchema" if self.reader else "is refused by fastavro"
+            raise SchemaError(NAME, f"the file's writer schema {problem}: {error}") from None
         except _DECODE_ERRORS as error:
             if pending:
                 yield pending  # the records before the damage (ignoreCorruptFiles keeps them)

@@ -239,7 +239,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     spark = bench_session(args, **{"spark.driver.memory": "4g"})
     spark.dataSource.register(CeilingFileSource)
     streams: dict[str, dict[str, Any]] = {}
-    streams_pyfile: dict[str, dict[str, float]] = {}  # each format's first pyfile figures
+    # Each round's pyfile figures by format: the avro row is compared with its round's.
+    by_round: dict[int, dict[str, dict[str, float]]] = {}
     for fmt in args.formats:
         folder = folders[fmt]
         pyfile_fmt = "json" if fmt == "jsonl" else fmt
@@ -255,6 +256,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 if label != "native":
                     options["sourceLogLocation"] = tempfile.mkdtemp(prefix="pyfile-bench-log-")
                 figures[label] = run_stream(spark, source, folder, options, args.max_files)
+            streams_pyfile = by_round.setdefault(round_no, {})
             base = figures.get("native") or streams_pyfile.get("parquet")
             row: dict[str, Any] = {
                 "gb": round(sizes[fmt], 2),
@@ -267,7 +269,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             }
             if base is not None and figures["pyfile"]["rows"] != base["rows"]:
                 raise RuntimeError(f"{fmt}: a different row count than {base}: {figures}")
-            streams_pyfile.setdefault(fmt, figures["pyfile"])
+            streams_pyfile[fmt] = figures["pyfile"]
             streams[fmt if args.rounds == 1 else f"{fmt} round {round_no}"] = row
             native = (
                 f"native {row['native_rps'] / 1e6:5.2f} M rows/s"

@@ -41,7 +41,7 @@ from pysparksources._core.compat import spark_type_of
 from pysparksources._core.option_table import Use
 from pysparksources.errors import CorruptFileError, OptionError, SchemaError
 from pysparksources.files.formats import FileSplit, read_split, writable_format_named
-from pysparksources.files.formats._avro_container import read_header
+from pysparksources.files.formats._avro_container import encode_header, read_header
 from pysparksources.files.options import parse_options
 from pysparksources.files.schema.inference import infer_schema
 from pysparksources.files.storage.filesystem import resolve
@@ -455,6 +455,17 @@ def test_a_damaged_file_fails_naming_it_or_is_skipped(tmp_path: Path) -> None:
     assert [r["id"] for r in rows] == list(range(len(rows)))  # the blocks before the damage
     (tmp_path / "p.avro").write_bytes(b"PAR1" + data[4:])
     with pytest.raises(CorruptFileError, match="not an Avro object container file"):
+        read(tmp_path, "id BIGINT")
+
+
+def test_a_header_over_64_mib_is_refused_before_it_is_read_whole(tmp_path: Path) -> None:
+    schema = json.dumps(record([("id", "long")]))
+    sync = b"s" * 16
+    big = {"pad": b"x" * (65 << 20)}
+    (tmp_path / "h.avro").write_bytes(encode_header(schema, "null", sync, big))
+    with pytest.raises(CorruptFileError, match=r"h\.avro declares an Avro header of \d+ bytes"):
+        infer(tmp_path)
+    with pytest.raises(CorruptFileError, match=r"h\.avro: .*a header over 64 MiB"):
         read(tmp_path, "id BIGINT")
 
 

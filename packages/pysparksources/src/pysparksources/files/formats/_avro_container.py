@@ -37,6 +37,7 @@ __all__ = [
     "CODECS",
     "MAGIC",
     "MAX_BLOCK_BYTES",
+    "MAX_HEADER_BYTES",
     "SYNC_SIZE",
     "Block",
     "DecodedStream",
@@ -54,6 +55,8 @@ SYNC_SIZE = 16
 # A block larger than this, stored or decompressed, is refused as corrupt: Avro writers cut
 # blocks at 16-64 KB by default (Java's limit is 2 GiB; a task holds a block whole).
 MAX_BLOCK_BYTES = 256 << 20
+# A header larger than this is refused as corrupt (real ones hold a schema: kilobytes).
+MAX_HEADER_BYTES = 64 << 20
 _CHUNK = 64 << 10
 # The codecs Avro names, as Spark's writer names them (``compression``) -> as the header does.
 CODECS: Mapping[str, str] = {
@@ -202,7 +205,8 @@ def read_header(f: Any) -> Header:
 
 
 def _metadata(source: _Input, read: bool) -> dict[str, bytes]:
-    """The header's map of string to bytes (values skipped unless ``read``)."""
+    """The header's map of string to bytes (values skipped unless ``read``; what is read is
+    bounded by :data:`MAX_HEADER_BYTES`)."""
     out: dict[str, bytes] = {}
     while True:
         start = source.position
@@ -215,10 +219,12 @@ def _metadata(source: _Input, read: bool) -> dict[str, bytes]:
         for _ in range(count):
             key = source.exact(_length(source, start))
             size = _length(source, start)
-            if read:
-                out[key.decode("utf-8", "replace")] = source.exact(size)
-            else:
+            if not read:
                 source.skip(size)
+                continue
+            if source.position + size > MAX_HEADER_BYTES:
+                raise _corrupt(start, f"a header over {MAX_HEADER_BYTES >> 20} MiB")
+            out[key.decode("utf-8", "replace")] = source.exact(size)
 
 
 def _length(source: _Input, start: int) -> int:

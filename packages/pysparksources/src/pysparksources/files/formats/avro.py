@@ -29,7 +29,7 @@ from pysparksources.errors import CorruptFileError, MalformedRecordError, Schema
 from pysparksources.files import NAME
 from pysparksources.files.formats._avro_container import (
     CODECS,
-    MAX_BLOCK_BYTES,
+    MAX_HEADER_BYTES,
     DecodedStream,
     Header,
     blocks,
@@ -169,11 +169,11 @@ class Avro(WritableFormat):
         try:
             with sample.open(entry) as f:
                 size = header_size(f)
-                if size > MAX_BLOCK_BYTES:
+                if size > MAX_HEADER_BYTES:
                     raise CorruptFileError(
                         NAME,
                         f"{url} declares an Avro header of {size} bytes, more than the "
-                        f"{MAX_BLOCK_BYTES >> 20} MiB inference reads; the file is damaged, or "
+                        f"{MAX_HEADER_BYTES >> 20} MiB inference reads; the file is damaged, or "
                         "give the schema with .schema(...) (ignoreCorruptFiles=true skips such "
                         "files)",
                     )

@@ -250,6 +250,18 @@ def test_a_union_member_is_told_by_its_type_name_where_values_look_alike(
     assert read(tmp_path) == [{"c": e} for e in expected]
 
 
+def test_a_union_of_int_and_long_beside_others_is_refused_and_avro_schema_reads_it(
+    tmp_path: Path,
+) -> None:
+    write_fastavro(
+        tmp_path / "a.avro", record([("u", ["int", "long", "string"])]), [{"u": 1}], "null"
+    )
+    with pytest.raises(SchemaError, match=r"a\.avro: the union .*int and long"):
+        infer(tmp_path)
+    reader = json.dumps(record([("u", ["long", "string"])]))
+    assert read(tmp_path, avroSchema=reader) == [{"u": {"member0": 1, "member1": None}}]
+
+
 def test_stable_union_names_follow_the_member_types(tmp_path: Path) -> None:
     schema = record([("u", ["int", "string", {"type": "enum", "name": "E", "symbols": ["A"]}])])
     write_fastavro(tmp_path / "a.avro", schema, [{"u": "x"}, {"u": 2}], "null")

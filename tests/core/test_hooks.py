@@ -65,7 +65,7 @@ def test_the_products_points_are_declared_documented_and_inert() -> None:
 SET_GLOBALS = {
     ("pysparksources.eventhubs._task_stats", "_warned"): "re-arms a warn-once flag",
     ("pysparksources.eventhubs._private_folder", "_warned"): "re-arms a warn-once flag",
-    ("pysparksources.eventhubs._schema_registry", "RETRY"): "no retries: a fast failure",
+    ("pysparksources.eventhubs.avro.schema_registry", "RETRY"): "no retries: a fast failure",
     ("pysparksources.files.formats._sample_text", "BLOCK_BYTES"): "small blocks, small files",
     ("pysparksources.files.formats._sample_text", "RECORD_LIMIT"): "a small sample",
     ("pysparksources.files.source.file_index", "list_files"): "counts listings, then lists",

@@ -213,3 +213,15 @@ def test_rescue_keeps_what_the_schema_lacks_by_the_files_own_columns(
     rescued = json.loads(rows[1]._rescued_data)
     assert rows[1].id is None and rescued["id"] == "x" and rescued["w"] == 2.5
     assert rescued["_file_path"].endswith("2.avro")
+
+
+def test_a_large_file_is_read_by_several_tasks_each_record_once(spark: Any, tmp_path: Path) -> None:
+    buffer = io.BytesIO()
+    fastavro.writer(
+        buffer, fastavro.parse_schema(PEOPLE), _people(range(10_000)), sync_interval=4000
+    )
+    (tmp_path / "big.avro").write_bytes(buffer.getvalue())
+    df = _avro(spark, maxPartitionBytes="32k").load(str(tmp_path))
+    assert df.rdd.getNumPartitions() > 3  # the file is split at its sync markers
+    ids = [r.id for r in df.select("id").collect()]
+    assert sorted(ids) == list(range(10_000))

@@ -215,6 +215,7 @@ def test_rescue_keeps_what_the_schema_lacks_by_the_files_own_columns(
     assert rescued["_file_path"].endswith("2.avro")
 
 
+@pytest.mark.slow  # the splits themselves are checked in process (test_avro_format.py)
 def test_a_large_file_is_read_by_several_tasks_each_record_once(spark: Any, tmp_path: Path) -> None:
     buffer = io.BytesIO()
     fastavro.writer(

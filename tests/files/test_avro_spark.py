@@ -21,7 +21,7 @@ import fastavro
 import pytest
 
 from support import crash_drivers
-from support.capture_files import CAPTURE_DDL, capture_file, capture_path
+from support.capture_files import CAPTURE_DDL, capture_file, capture_path, hive_capture_path
 from support.object_stores import ObjectStore, store_param
 from support.streams import run_available_now
 
@@ -159,6 +159,22 @@ def test_capture_files_stream_in_their_layout_and_bodies_become_columns(
     )
     assert all(r.SequenceNumber == r.id and r.source == "sensor" for r in rows)
     assert {r.reading for r in rows if r.id == 6} == {1.5}
+
+
+def test_capture_files_in_a_hive_style_layout_give_partition_columns(
+    spark: Any, tmp_path: Path
+) -> None:
+    for partition in (0, 1):
+        path = tmp_path / hive_capture_path("ns", "hub", partition, START)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(capture_file(partition, 0, 5, START))
+    df = _avro(spark).load(str(tmp_path / "ns" / "hub"))
+    partitions = "PartitionId:int,Year:int,Month:int,Day:int,Hour:int,Minute:int"
+    assert df.schema.simpleString() == f"{CAPTURE_DDL[:-1]},{partitions}>"
+    rows = df.select("PartitionId", "Year", "Month", "Hour", "SequenceNumber").collect()
+    assert sorted(tuple(r) for r in rows) == [
+        (p, 2026, 11, 10, seq) for p in (0, 1) for seq in range(5)
+    ]
 
 
 def _log_batches(log: Path) -> int:

@@ -44,6 +44,15 @@ def capture_path(namespace: str, hub: str, partition: int, at: dt.datetime) -> s
     return f"{namespace}/{hub}/{partition}/{at:%Y}/{at:%m}/{at:%d}/{at:%H}/{at:%M}/{at:%S}.avro"
 
 
+def hive_capture_path(namespace: str, hub: str, partition: int, at: dt.datetime) -> str:
+    """The same, with Capture's archive name format written Hive style
+    (``PartitionId={PartitionId}/Year={Year}/...``): the folders become columns."""
+    return (
+        f"{namespace}/{hub}/PartitionId={partition}/Year={at:%Y}/Month={at:%m}/Day={at:%d}/"
+        f"Hour={at:%H}/Minute={at:%M}/{at:%S}.avro"
+    )
+
+
 def capture_file(partition: int, first: int, count: int, start: dt.datetime) -> bytes:
     """A Capture file of ``count`` JSON events, sequence numbers from ``first``."""
     records = []

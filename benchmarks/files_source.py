@@ -1,7 +1,9 @@
 """pyfile's source against Spark's file stream source on the same files, and its planning cost.
 
 Data is generated once into ``--cache`` (outside the repository) and reused: the same rows as
-parquet, csv and JSON Lines. Each format runs Spark's native source, pyfile and pyfile's
+parquet, csv, JSON Lines and Avro. Spark's wheel has no Avro source (spark-avro is a Maven
+package), so the avro row has no native figure: compare it with pyfile's rows of the other
+formats, which read the same rows. Each format runs Spark's native source, pyfile and pyfile's
 ceiling (already-parsed batches, ``pyfile_ceiling``) side by side: AvailableNow,
 ``maxFilesPerTrigger``, ``noop`` sink. Before that, pyfile's driver work per batch
 (latestOffset + partitions) is timed against a log that has already seen many files.
@@ -22,7 +24,7 @@ from benchmarks._harness import bench_session
 
 __all__ = ["HELP", "SPARK", "add_arguments", "generate", "planning_times", "run", "run_stream"]
 
-HELP = "pyfile source vs Spark's file stream source (parquet, csv, JSON Lines)"
+HELP = "pyfile source vs Spark's file stream source (parquet, csv, JSON Lines, Avro)"
 SPARK = True
 SCHEMA = "id BIGINT, ts TIMESTAMP, amount DOUBLE, name STRING, qty INT"
 
@@ -31,25 +33,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--rows-per-file", type=int, default=80_000)
     parser.add_argument("--cache", default="/tmp/pysparksources-bench-files")
-    parser.add_argument("--formats", nargs="+", default=["parquet", "csv", "jsonl"])
+    parser.add_argument("--formats", nargs="+", default=["parquet", "csv", "jsonl", "avro"])
     parser.add_argument("--max-files", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--skip-stream", action="store_true", help="planning figures only")
 
 
 def generate(root: Path, files: int, rows_per_file: int) -> dict[str, Path]:
-    """Write the same rows as parquet, csv and JSON Lines once; reuse them afterwards."""
+    """Write the same rows as parquet, csv, JSON Lines and Avro once; reuse them afterwards."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
     folders = {fmt: root / f"{fmt}-{files}x{rows_per_file}" for fmt in ("parquet", "csv", "jsonl")}
+    folders["avro"] = _avro_folder(root, files, rows_per_file, folders["parquet"])
     if all((f / "_DONE").exists() for f in folders.values()):
         return folders
     rng = np.random.default_rng(7)
-    for folder in folders.values():
-        folder.mkdir(parents=True, exist_ok=True)
+    for fmt, folder in folders.items():
+        if fmt != "avro":
+            folder.mkdir(parents=True, exist_ok=True)
     for i in range(files):
         ids = np.arange(i * rows_per_file, (i + 1) * rows_per_file, dtype=np.int64)
         micros = 1_700_000_000_000_000 + ids * 1000
@@ -88,9 +92,45 @@ def generate(root: Path, files: int, rows_per_file: int) -> dict[str, Path]:
                     )
                     + "\n"
                 )
-    for folder in folders.values():
-        (folder / "_DONE").write_text("")
+    for fmt, folder in folders.items():
+        if fmt != "avro":
+            (folder / "_DONE").write_text("")
+    folders["avro"] = _avro_folder(root, files, rows_per_file, folders["parquet"])
     return folders
+
+
+# The schema Spark's Avro writer gives SCHEMA's columns (nullable, timestamp-micros).
+AVRO_SCHEMA = {
+    "type": "record",
+    "name": "topLevelRecord",
+    "fields": [
+        {"name": "id", "type": ["long", "null"]},
+        {"name": "ts", "type": [{"type": "long", "logicalType": "timestamp-micros"}, "null"]},
+        {"name": "amount", "type": ["double", "null"]},
+        {"name": "name", "type": ["string", "null"]},
+        {"name": "qty", "type": ["int", "null"]},
+    ],
+}
+
+
+def _avro_folder(root: Path, files: int, rows_per_file: int, parquet: Path) -> Path:
+    """The parquet files' rows as Avro (snappy, Spark's default), written once by fastavro."""
+    folder = root / f"avro-{files}x{rows_per_file}"
+    if (folder / "_DONE").exists() or not (parquet / "_DONE").exists():
+        return folder  # made with the others when the parquet files are new
+    import fastavro
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    schema = fastavro.parse_schema(AVRO_SCHEMA)
+    for i in range(files):
+        table = pq.read_table(parquet / f"part-{i:05d}.parquet")
+        table = table.set_column(1, "ts", table.column("ts").cast(pa.int64()))
+        with (folder / f"part-{i:05d}.avro").open("wb") as out:
+            fastavro.writer(out, schema, table.to_pylist(), codec="snappy")
+    (folder / "_DONE").write_text("")
+    return folder
 
 
 def run_stream(
@@ -199,6 +239,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     spark = bench_session(args, **{"spark.driver.memory": "4g"})
     spark.dataSource.register(CeilingFileSource)
     streams: dict[str, dict[str, Any]] = {}
+    # Each round's pyfile figures by format: the avro row is compared with its round's.
+    by_round: dict[int, dict[str, dict[str, float]]] = {}
     for fmt in args.formats:
         folder = folders[fmt]
         pyfile_fmt = "json" if fmt == "jsonl" else fmt
@@ -209,24 +251,45 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 ("pyfile", "pyfile", {"format": pyfile_fmt}),
                 ("ceiling", "pyfile_ceiling", {"format": pyfile_fmt}),
             ):
+                if label == "native" and fmt == "avro":
+                    continue  # not in Spark's wheel (spark-avro comes from Maven)
                 if label != "native":
                     options["sourceLogLocation"] = tempfile.mkdtemp(prefix="pyfile-bench-log-")
                 figures[label] = run_stream(spark, source, folder, options, args.max_files)
-            row = {
+            streams_pyfile = by_round.setdefault(round_no, {})
+            base = figures.get("native") or streams_pyfile.get("parquet")
+            row: dict[str, Any] = {
                 "gb": round(sizes[fmt], 2),
                 **{f"{k}_rps": round(v["rps"]) for k, v in figures.items()},
-                "rows": figures["native"]["rows"],
-                "pyfile_vs_native": round(figures["pyfile"]["rps"] / figures["native"]["rps"], 2),
+                "rows": figures["pyfile"]["rows"],
+                "pyfile_vs_native": round(figures["pyfile"]["rps"] / figures["native"]["rps"], 2)
+                if "native" in figures
+                else None,
                 "pyfile_vs_ceiling": round(figures["pyfile"]["rps"] / figures["ceiling"]["rps"], 2),
             }
-            if figures["pyfile"]["rows"] != figures["native"]["rows"]:
-                raise RuntimeError(f"pyfile and Spark read different row counts: {figures}")
+            if base is not None and figures["pyfile"]["rows"] != base["rows"]:
+                raise RuntimeError(f"{fmt}: a different row count than {base}: {figures}")
+            streams_pyfile[fmt] = figures["pyfile"]
             streams[fmt if args.rounds == 1 else f"{fmt} round {round_no}"] = row
+            native = (
+                f"native {row['native_rps'] / 1e6:5.2f} M rows/s"
+                if "native_rps" in row
+                else "native   n/a (no spark-avro)"
+            )
+            others = "  ".join(
+                f"pyfile {name} {f['rps'] / 1e6:5.2f}"
+                for name, f in streams_pyfile.items()
+                if name != fmt and fmt == "avro"
+            )
             print(
-                f"{fmt:8} {row['gb']:.2f} GB  native {row['native_rps'] / 1e6:5.2f} M rows/s  "
+                f"{fmt:8} {row['gb']:.2f} GB  {native}  "
                 f"pyfile {row['pyfile_rps'] / 1e6:5.2f}  ceiling {row['ceiling_rps'] / 1e6:5.2f}  "
-                f"pyfile/native {row['pyfile_vs_native']:.2f}  "
-                f"pyfile/ceiling {row['pyfile_vs_ceiling']:.2f}",
+                + (
+                    f"pyfile/native {row['pyfile_vs_native']:.2f}  "
+                    if row["pyfile_vs_native"] is not None
+                    else ""
+                )
+                + f"pyfile/ceiling {row['pyfile_vs_ceiling']:.2f}  {others}",
                 flush=True,
             )
     results["streams"] = streams

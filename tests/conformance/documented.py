@@ -63,7 +63,7 @@ DOCUMENTED: list[Documented] = [
     ),
     Documented(
         key="no-orc-sink",
-        summary="the sink writes parquet, csv, json and text; format orc is refused at start",
+        summary="the sink writes parquet, csv, json, text and avro; format orc is refused at start",
         columns=frozenset(
             {
                 "c_byte",

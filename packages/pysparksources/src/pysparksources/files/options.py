@@ -147,8 +147,15 @@ def _check_format_options(
 
 def format_values(opts: Options, fmt: FileFormat, use: Use) -> dict[str, Any]:
     """The values of the options ``fmt`` declares itself for ``use``, by name (given, or
-    their defaults), for the format to read."""
-    return {option.name: opts.get(option) for option in fmt.declared_options if option.uses & use}
+    their defaults), for the format to read; each checked by the format first."""
+    values = {}
+    for option in fmt.declared_options:
+        if option.uses & use:
+            value = values[option.name] = opts.get(option)
+            problem = None if value is None else fmt.option_problem(option, value)
+            if problem is not None:
+                raise opts.error(option, problem)
+    return values
 
 
 def _reader_options(opts: Options, fmt: str) -> ReaderOptions:

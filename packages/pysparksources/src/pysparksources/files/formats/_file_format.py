@@ -223,6 +223,11 @@ class FileFormat(ABC):
         return declared_in(vars(sys.modules[type(self).__module__]), Option)
 
     # -- at query start, on the driver ----------------------------------------------------
+    def option_problem(self, option: Option[Any], value: Any) -> str | None:
+        """What is wrong with the value of one of its own options, saying what is accepted
+        (None: nothing); the parser raises the OptionError naming the option."""
+        return None
+
     def check_read_schema(self, schema: StructType, target: pa.Schema) -> None:
         """Refuse a schema the format cannot read, as Spark does when the query is defined."""
         return None  # most formats read any schema Spark's file source accepts

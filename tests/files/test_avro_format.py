@@ -385,7 +385,7 @@ def test_a_bad_avro_schema_is_an_option_error_when_the_options_are_read() -> Non
     for text, problem in [
         ("{not json", "not valid JSON"),
         ('"int"', "not a record"),
-        (json.dumps(record([("a", "nope")])), "unknown type 'nope'"),
+        (json.dumps(record([("a", "nope")])), "unknown Avro type 'nope'"),
         (json.dumps(record([("a", "r")])), "contains itself"),
     ]:
         for use in (Use.READ, Use.STREAM_READ):

@@ -15,11 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from pysparksources._core.avro_schema import (
+    SPARK_LOGICAL_TYPES,
+    UnionNames,
+    canonical_schema_text,
+    fastavro_document,
+    parse_schema,
+    spark_type,
+)
 from pysparksources._core.process_caches import PROCESS, ProcessCache
 from pysparksources.errors import MalformedRecordError, PySparkSourcesError, SchemaError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs.avro.arrow_types import avro_shaper, spark_type
-from pysparksources.eventhubs.avro.schema import canonical_schema_text, parse_avro_schema
+from pysparksources.eventhubs.avro.arrow_types import avro_shaper
 
 if TYPE_CHECKING:
     from pysparksources.eventhubs.config import BodyFormat
@@ -104,7 +111,7 @@ def schema_mismatch(schema_json: str, body: pa.DataType) -> str | None:
     """Why the body column cannot be encoded with the schema, or None when it matches."""
     from pysparksources._core.compat import spark_type_of
 
-    wanted = spark_type(parse_avro_schema(schema_json)[1]).simpleString()
+    wanted = spark_type(parse_schema(schema_json, NAME)[1], UnionNames(NAME)).simpleString()
     given = spark_type_of(body).simpleString()
     if wanted == given:
         return None
@@ -115,8 +122,8 @@ class _Encoder:
     def __init__(self, schema_json: str) -> None:
         import fastavro
 
-        document, avro = parse_avro_schema(schema_json)
-        self.parsed = fastavro.parse_schema(document)
+        document, avro = parse_schema(schema_json, NAME)
+        self.parsed = fastavro.parse_schema(fastavro_document(document, SPARK_LOGICAL_TYPES))
         self.shaper = avro_shaper(avro)
         self._write = fastavro.schemaless_writer
 
@@ -169,7 +176,7 @@ def with_schema_id(body: BodyFormat) -> BodyFormat:
 
     if body.registry is None or body.schema_json is None:
         return body
-    fullname = parse_avro_schema(body.schema_json)[1].name
+    fullname = parse_schema(body.schema_json, NAME)[1].name
     if fullname is None:
         raise SchemaError(
             NAME,

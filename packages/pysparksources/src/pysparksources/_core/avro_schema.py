@@ -161,7 +161,7 @@ def parse_schema(text: str, source: str, what: str | None = None) -> tuple[Any, 
         raise error(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         node = _Parser().parse(document, None, 1)
-    except _Invalid as problem:
+    except _InvalidSchema as problem:
         raise error(str(problem)) from None
     if _type_count(node) > MAX_TYPES:
         raise error(
@@ -170,7 +170,7 @@ def parse_schema(text: str, source: str, what: str | None = None) -> tuple[Any, 
     return document, node
 
 
-class _Invalid(Exception):
+class _InvalidSchema(Exception):
     """Why a schema is refused; :func:`parse_schema` turns it into the source's SchemaError."""
 
 
@@ -214,20 +214,20 @@ class _Parser:
 
     def parse(self, item: Any, namespace: str | None, depth: int) -> AvroNode:
         if depth > MAX_DEPTH:
-            raise _Invalid(f"types nested deeper than {MAX_DEPTH} levels")
+            raise _InvalidSchema(f"types nested deeper than {MAX_DEPTH} levels")
         if isinstance(item, str):
             return self._reference(item, namespace)
         if isinstance(item, list):
             return self._union(item, namespace, depth)
         if not isinstance(item, dict) or "type" not in item:
-            raise _Invalid(
+            raise _InvalidSchema(
                 f"expected a type name, a list or an object with 'type', not {_short(item)}"
             )
         kind = item["type"]
         if isinstance(kind, (dict, list)):
             return self.parse(kind, namespace, depth + 1)
         if not isinstance(kind, str):
-            raise _Invalid(f"unknown Avro type {_short(kind)}")
+            raise _InvalidSchema(f"unknown Avro type {_short(kind)}")
         if kind in PRIMITIVES:
             decimal = _decimal(item, None) if kind == "bytes" else None
             if decimal is not None:
@@ -246,10 +246,10 @@ class _Parser:
         seen: set[str] = set()
         for branch in branches:
             if branch.kind == "union":
-                raise _Invalid("a union holds another union directly")
+                raise _InvalidSchema("a union holds another union directly")
             key = f"{branch.kind} {branch.name}" if branch.named else branch.kind
             if key in seen:
-                raise _Invalid(f"a union holds {key} twice")
+                raise _InvalidSchema(f"a union holds {key} twice")
             seen.add(key)
         return AvroNode("union", branches=branches)
 
@@ -258,10 +258,12 @@ class _Parser:
             return AvroNode(name)
         for candidate in (_full_name(name, namespace), name):
             if candidate in self.open:
-                raise _Invalid(f"record {candidate} contains itself: Spark reads no recursive type")
+                raise _InvalidSchema(
+                    f"record {candidate} contains itself: Spark reads no recursive type"
+                )
             if candidate in self.named:
                 return self.named[candidate]
-        raise _Invalid(
+        raise _InvalidSchema(
             f"unknown Avro type {_short(name)}: neither a primitive type nor a named type "
             "defined before it"
         )
@@ -271,21 +273,21 @@ class _Parser:
     ) -> AvroNode:
         name = item.get("name")
         if not isinstance(name, str) or not name:
-            raise _Invalid(f"a {kind} without a name")
+            raise _InvalidSchema(f"a {kind} without a name")
         full = _full_name(name, item.get("namespace", namespace))
         if full in self.named and self.definitions[full] == item:
             return self.named[full]  # defined again the same way: the same type
         if full in self.named or full in self.open:
-            raise _Invalid(f"the type {full} is defined twice")
+            raise _InvalidSchema(f"the type {full} is defined twice")
         if kind == "enum":
             symbols = item.get("symbols")
             if not isinstance(symbols, list) or not all(isinstance(s, str) for s in symbols):
-                raise _Invalid(f"enum {full} needs a list of symbols")
+                raise _InvalidSchema(f"enum {full} needs a list of symbols")
             node = AvroNode("enum", name=full, symbols=tuple(symbols))
         elif kind == "fixed":
             size = item.get("size")
             if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-                raise _Invalid(f"fixed {full} needs a size")
+                raise _InvalidSchema(f"fixed {full} needs a size")
             decimal = _decimal(item, size)
             if decimal is None:
                 node = AvroNode("fixed", name=full, size=size)
@@ -302,16 +304,16 @@ class _Parser:
     def _record(self, item: dict[str, Any], full: str, depth: int) -> AvroNode:
         fields = item.get("fields")
         if not isinstance(fields, list):
-            raise _Invalid(f"record {full} needs a list of fields")
+            raise _InvalidSchema(f"record {full} needs a list of fields")
         inner = full.rpartition(".")[0] or None
         self.open.add(full)
         parsed: list[tuple[str, AvroNode]] = []
         names: set[str] = set()
         for entry in fields:
             if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-                raise _Invalid(f"record {full} has a field without a name")
+                raise _InvalidSchema(f"record {full} has a field without a name")
             if entry["name"] in names:
-                raise _Invalid(f"record {full} has two fields named {entry['name']!r}")
+                raise _InvalidSchema(f"record {full} has two fields named {entry['name']!r}")
             names.add(entry["name"])
             parsed.append((entry["name"], self.parse(entry.get("type"), inner, depth + 1)))
         self.open.discard(full)
@@ -342,7 +344,7 @@ def _decimal(item: dict[str, Any], size: int | None) -> tuple[int, int] | None:
     ):
         return None
     if precision > _SPARK_MAX_PRECISION:
-        raise _Invalid(
+        raise _InvalidSchema(
             f"decimal({precision},{scale}) is wider than Spark's DECIMAL "
             f"({_SPARK_MAX_PRECISION} digits at most)"
         )

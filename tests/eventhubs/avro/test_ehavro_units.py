@@ -369,6 +369,24 @@ def test_sink_derives_to_avros_schema_and_its_bytes_decode_back() -> None:
     assert decoded == {**values[0], "attrs": {"k": 1}}
 
 
+def test_the_derived_schema_refuses_and_writes_what_sparks_to_avro_does() -> None:
+    """The schema is the one pyfile's Avro sink writes: an Avro name per field, null as null."""
+    with pytest.raises(SchemaError, match="'a b' is not a valid Avro name"):
+        derive_avro_schema(pa.struct([pa.field("a b", pa.int32())]))
+    with pytest.raises(SchemaError, match=r"'body\.m': Avro maps have STRING keys"):
+        derive_avro_schema(pa.struct([pa.field("m", pa.map_(pa.int32(), pa.int32()))]))
+    derived = json.loads(derive_avro_schema(pa.struct([pa.field("n", pa.null())])))
+    assert derived["fields"] == [{"name": "n", "type": "null"}]
+    assert json.loads(derive_avro_schema(pa.decimal128(4, 1))) == {
+        "type": "fixed",
+        "name": "topLevelRecord.fixed",
+        "size": 2,
+        "logicalType": "decimal",
+        "precision": 4,
+        "scale": 1,
+    }
+
+
 def test_general_unions_and_maps_encode_from_sparks_shapes() -> None:
     config = _sink(
         {"connectionString": CONN, "bodyFormat": "avro", "avroSchema": json.dumps(ORDER)},

@@ -19,13 +19,13 @@ from typing import Any
 import pyarrow as pa
 
 from pysparksources._core.avro_schema import fastavro_document
+from pysparksources._core.avro_sink_schema import min_bytes, sink_schema
 from pysparksources.files.formats._avro_container import (
     SYNC_SIZE,
     compress,
     encode_block,
     encode_header,
 )
-from pysparksources.files.formats._avro_schema import min_bytes, sink_schema
 
 __all__ = ["AvroWriter"]
 

@@ -32,6 +32,7 @@ from pysparksources._core.avro_schema import (
     parse_schema,
     spark_type,
 )
+from pysparksources._core.avro_sink_schema import sink_problem
 from pysparksources._core.option_table import Flag, Option, Text, Use
 from pysparksources.errors import CorruptFileError, MalformedRecordError, SchemaError
 from pysparksources.files import NAME
@@ -52,7 +53,7 @@ from pysparksources.files.formats._avro_read import (
     match_field,
     needs_names,
 )
-from pysparksources.files.formats._avro_schema import columns_of, merge_fields, sink_problem
+from pysparksources.files.formats._avro_schema import columns_of, merge_fields
 from pysparksources.files.formats._avro_write import AvroWriter
 from pysparksources.files.formats._file_format import (
     Batch,

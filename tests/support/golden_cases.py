@@ -483,17 +483,31 @@ TEXT_FILES = {
     "b.txt": "x,y,,z\nno line break at the end",
 }
 # csv quoting: separators, escaped quotes and line breaks inside quotes, a quoted empty string
-# against an empty field, quoted numbers, another quote character. (Doubled quotes without
-# escape '"' are left out: pyfile reads "say ""hi""" unlike Spark, an open difference.)
+# against an empty field, quoted numbers, another quote character, and quotes that close
+# nothing: doubled quotes without escape '"', text or blanks after a closing quote (univocity
+# keeps such a field as written, quotes and all, up to the next separator or line end).
 CSV_QUOTES = {
     # No backslash: pyarrow's reader reads it (an escape character sends a file to Python's).
     "a.csv": 'id,text,n\n1,"a, b",10\n3,"",\n4,,"40"\n7,plain "inner" quotes,70\n',
     "b.csv": 'id,text,n\n2,"say \\"hi\\", b",20\n5,\'single, quoted\',50\n6,"two\nlines",60\n',
+    # No backslash either, three fields a record: pyarrow's reader would read every record
+    # (unquoting these), so the fast path must see them and hand the file to Python's.
+    "c.csv": (
+        'id,text,n\n8,"say ""hi""",80\n9,"""",90\n10,"x""",100\n11,"q"x,110\n12,"ab" ,120\n'
+        '14,"ab" c,140\n17,"""y",170\n18,""x,180\n'
+    ),
+    # Records of another width, and a line break after doubled quotes.
+    "d.csv": (
+        'id,text,n\n13,"a ""b"", c",130\n15,"say ""hi"""\n16,"two ""quoted""\nlines",160\n'
+        '19,"a"",b",190\n'
+    ),
 }
 CSV_QUOTE_READS = (
     Read({"header": "true"}),
     Read({"header": "true", "inferSchema": "true"}),
+    Read({"header": "true", "multiLine": "true"}),
     Read({"header": "true", "multiLine": "true", "inferSchema": "true"}),
+    Read({"header": "true", "escape": '"'}),
     Read({"header": "true", "quote": "'"}),
     Read({"header": "true"}, "id INT, text STRING, n INT"),
     # FAILFAST on the file without a backslash: the fast reader alone, with no fallback.

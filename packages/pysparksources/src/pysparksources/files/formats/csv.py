@@ -207,8 +207,13 @@ def _batches(f: Any, wanted: pa.Schema, opts: ReaderOptions) -> Iterator[pa.Reco
     escape = escape_in_quotes(opts.quote, opts.escape)
     lent = LentFile(f)
     source = as_utf8(lent, opts.encoding)
-    if escape:
-        source = EscapeWatch(source, escape.encode("utf-8"))
+    source = EscapeWatch(
+        source,
+        escape.encode("utf-8"),
+        opts.quote.encode("utf-8"),
+        opts.sep.encode("utf-8"),
+        opts.multi_line,
+    )
     rows = 0
     try:
         reader = csv.open_csv(

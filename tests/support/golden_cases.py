@@ -515,8 +515,8 @@ CSV_QUOTE_READS = (
 )
 # csv and json options: another separator, quote, escape and null text, UTF-16, Java date
 # and timestamp patterns, and the reader's timeZone option on wall times Los Angeles skips
-# (2024-03-10 02:30) and repeats (2024-11-03 01:30). Not inferSchema with a dateFormat: Spark
-# infers DATE for "10/03/2024" where pyfile infers STRING, an open difference.
+# (2024-03-10 02:30) and repeats (2024-11-03 01:30); inferSchema finds the DATE column by
+# the dateFormat (Spark's preferDate).
 CSV_OPTIONS_TEXT = (
     "id;name;when;day;amount\n"
     "1;'a;b';2024-03-10 02:30:00.000000;10/03/2024;1.5\n"
@@ -540,6 +540,30 @@ CSV_OPTIONS_READS = (
     Read(
         {**CSV_OPTIONS, "multiLine": "true", "timeZone": "America/Los_Angeles"}, CSV_OPTIONS_SCHEMA
     ),
+    Read({**CSV_OPTIONS, "multiLine": "true", "inferSchema": "true"}),
+    Read({**CSV_OPTIONS, "multiLine": "true", "inferSchema": "true", "preferDate": "false"}),
+)
+# csv date inference (Spark's preferDate, true by default): a value the dateFormat (else
+# yyyy-MM-dd, strictly) parses is a DATE; a DATE column meeting a timestamp becomes TIMESTAMP
+# (in a later row or another file), meeting anything else STRING; a day that does not exist or
+# a looser form (2024-1-5) is no DATE. dateFormat in the files' own order: 10/03/2024 is March.
+CSV_DATES = {
+    "a.csv": "d,dt,td,di,db,loose,bad,dmy,two,sp\n"
+    "2024-01-03,2024-01-03,2024-01-03 10:00:00,2024-01-03,2024-01-03,2024-01-03,2024-02-30,"
+    "10/03/2024,2024-01-03, 2024-01-03\n"
+    "2024-01-04,2024-01-04 10:00:00,2024-01-04,1,true,2024-1-5,2024-01-01,31/12/1999,,\n"
+    ",,,,,,,01/01/2024,,\n",
+    "b.csv": "d,dt,td,di,db,loose,bad,dmy,two,sp\n"
+    "2024-01-05,2024-01-05,2024-01-05,2024-01-05,2024-01-05,2024-01-05,2024-01-05,05/01/2024,"
+    "2024-01-05 10:00:00,2024-01-05\n",
+}
+CSV_DATES_READS = (
+    Read({"header": "true", "inferSchema": "true"}),
+    Read({"header": "true", "inferSchema": "true", "dateFormat": "dd/MM/yyyy"}),
+    Read({"header": "true", "inferSchema": "true", "preferDate": "false"}),
+    Read(
+        {"header": "true", "inferSchema": "true", "dateFormat": "dd/MM/yyyy", "preferDate": "false"}
+    ),
 )
 
 
@@ -555,6 +579,9 @@ JSON_OPTIONS_LINES = [
 JSON_OPTIONS = {"dateFormat": "dd/MM/yyyy", "timestampFormat": "dd.MM.yyyy HH:mm:ss"}
 JSON_OPTIONS_SCHEMA = "id INT, day DATE, when TIMESTAMP"
 JSON_OPTIONS_READS = (
+    Read(
+        JSON_OPTIONS
+    ),  # inferred: JSON infers no DATE (nor TIMESTAMP) from text, dateFormat or not
     Read(JSON_OPTIONS, JSON_OPTIONS_SCHEMA),
     Read({**JSON_OPTIONS, "timeZone": "Asia/Kolkata"}, JSON_OPTIONS_SCHEMA),
     Read({**JSON_OPTIONS, "timeZone": "America/Los_Angeles"}, JSON_OPTIONS_SCHEMA),
@@ -577,6 +604,7 @@ GOLDEN = (
     + [GoldenCase("text-line-breaks", "text", TEXT_FILES, TEXT_READS)]
     + [GoldenCase("csv-quotes", "csv", CSV_QUOTES, CSV_QUOTE_READS)]
     + [GoldenCase("csv-options", "csv", {}, CSV_OPTIONS_READS, _write_utf16_csv)]
+    + [GoldenCase("csv-dates", "csv", CSV_DATES, CSV_DATES_READS)]
     + [
         GoldenCase(
             "json-options", "json", {"a.json": "\n".join(JSON_OPTIONS_LINES)}, JSON_OPTIONS_READS

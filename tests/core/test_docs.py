@@ -30,6 +30,14 @@ def test_every_marked_table_is_current() -> None:
     assert not stale, f"option tables differ from the declarations in {stale}: run ./dev docs"
 
 
+def test_getting_started_installs_what_the_readme_installs() -> None:
+    installs = [line for line in README.splitlines() if ".venv/bin/pip install \"./packages" in line]
+    assert installs, "the README's install line moved"
+    guide = (DOCS / "getting-started.md").read_text()
+    for line in installs:
+        assert line.strip() in guide, f"docs/getting-started.md lacks the README's {line.strip()}"
+
+
 def test_every_use_of_every_format_has_a_table_in_the_docs() -> None:
     marked = {
         (source, use)

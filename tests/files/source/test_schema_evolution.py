@@ -371,6 +371,40 @@ def test_rescued_data_column_renames_the_column(session: Any, tmp_path: Path) ->
     assert rows[0].leftovers is None and json.loads(rows[1].leftovers)["extra"] == "x"
 
 
+def test_the_guides_restart_on_a_schema_change(spark: Any, tmp_path: Path) -> None:
+    """docs/schema-inference.md's recipe: the driver gets a StreamingQueryException whose text
+    names SchemaChangedError; starting the query again (a new load()) reads the new column."""
+    from pyspark.errors import StreamingQueryException
+
+    src, out, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "ck"
+    _json(src, "1.json", {"id": 1, "name": "a"})
+
+    def start() -> Any:
+        return (
+            _stream(spark, src, tmp_path)
+            .writeStream.format("parquet")
+            .option("checkpointLocation", str(checkpoint))
+            .trigger(availableNow=True)
+            .start(str(out))
+        )
+
+    start().awaitTermination()
+    _json(src, "2.json", {"id": 2, "name": "b", "city": "Oslo"})
+    stops = []
+    while True:
+        query = start()
+        try:
+            query.awaitTermination()
+            break
+        except StreamingQueryException as error:
+            if "SchemaChangedError" not in str(error):
+                raise
+            stops.append(str(error))
+    assert len(stops) == 1, stops
+    rows = spark.read.option("mergeSchema", True).parquet(str(out)).select("id", "city")
+    assert sorted(tuple(r) for r in rows.collect()) == [(1, None), (2, "Oslo")]
+
+
 _DROPPING_STREAM = """
 import sys
 from pyspark.sql import SparkSession

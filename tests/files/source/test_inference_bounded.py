@@ -2,7 +2,7 @@
 
 The schema must not depend on where the blocks fall: each case is inferred with blocks of a
 few bytes and with one block for the whole file (what reading the file whole gave), and the
-two must agree. Spark's own inference is compared in tests/conformance/test_inference.py.
+two must agree. Spark's own inference is compared in tests/files/test_golden_reads.py.
 Then the bounds: the sample's bytes, the size of one record, and footers that declare more
 than a footer can be.
 """

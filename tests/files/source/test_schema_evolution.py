@@ -1,6 +1,9 @@
-"""schemaLocation, schemaHints and schemaEvolutionMode: schemas kept beside the stream, types
-that override inference, and columns the schema lacks (new columns, values of another type,
-names that differ by case) recorded, rescued, refused or ignored."""
+"""schemaLocation and schemaEvolutionMode through real queries: a new schema version stops the
+query and the restart reads it, kills at each step of a schema change, object stores.
+
+What each mode does with a file's columns (hints, rescue, failOnNewColumns, none, the rescued
+column's name, the options' errors) is tested in process: tests/files/test_schema_inprocess.py.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +12,6 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from support.errors import python_error_lines
@@ -93,134 +94,6 @@ def test_add_new_columns_records_a_version_stops_and_the_restart_reads_it(
         (2, None, None),
         (3, "Oslo", 123),
     ]
-
-
-def test_rescue_keeps_new_columns_mismatched_types_and_case(session: Any, tmp_path: Path) -> None:
-    src = tmp_path / "in"
-    _json(src, "1.json", {"id": 1, "amount": 1.5})
-    _json(src, "2.json", {"id": "two", "amount": 2.5, "Amount": 9, "extra": [1, 2]}, {"id": 3})
-    df = _stream(session, src, tmp_path, schemaEvolutionMode="rescue", schemaSampleFiles="1")
-    assert df.schema.simpleString() == "struct<amount:double,id:bigint,_rescued_data:string>"
-    run_available_now(df, tmp_path / "out", tmp_path / "ck")
-    rows = sorted(session.read.parquet(str(tmp_path / "out")).collect(), key=lambda r: str(r.id))
-    assert [v["version"] for v in _versions(tmp_path)] == [0]  # the schema never changes
-    by_amount = {r.amount: r for r in rows}
-    assert by_amount[1.5]._rescued_data is None
-    rescued = json.loads(by_amount[2.5]._rescued_data)
-    assert rescued["id"] == "two" and rescued["Amount"] == 9 and rescued["extra"] == [1, 2]
-    assert rescued["_file_path"].endswith("/in/2.json")
-    assert by_amount[2.5].id is None
-    assert sorted(str(r.id) for r in rows) == ["1", "3", "None"]
-
-
-def test_fail_on_new_columns_stops_and_records_nothing(session: Any, tmp_path: Path) -> None:
-    src = tmp_path / "in"
-    _json(src, "1.json", {"id": 1})
-    _json(src, "2.json", {"id": 2, "late": True})
-    df = _stream(
-        session, src, tmp_path, schemaEvolutionMode="failOnNewColumns", schemaSampleFiles="1"
-    )
-    last = _failure(df, tmp_path / "out", tmp_path / "ck")
-    assert "2.json has columns the schema lacks: 'late'" in last, last
-    assert [v["version"] for v in _versions(tmp_path)] == [0]
-
-
-def test_none_ignores_new_columns(session: Any, tmp_path: Path) -> None:
-    src = tmp_path / "in"
-    _json(src, "1.json", {"id": 1})
-    _json(src, "2.json", {"id": 2, "late": True})
-    df = _stream(session, src, tmp_path, schemaEvolutionMode="none", schemaSampleFiles="1")
-    assert df.columns == ["id"]
-    run_available_now(df, tmp_path / "out", tmp_path / "ck")
-    assert [r["id"] for r in _rows(session, tmp_path / "out")] == [1, 2]
-
-
-def test_hints_override_inferred_types_nested_ones_too(session: Any, tmp_path: Path) -> None:
-    src = tmp_path / "in"
-    _json(src, "1.json", {"id": 1, "amount": 1.25, "tags": {"a": "x"}, "st": {"ts": "2024-01-01"}})
-    df = (
-        session.read.format("pyfile")
-        .option("format", "json")
-        .option(
-            "schemaHints",
-            "id INT, amount DECIMAL(12,2), tags MAP<STRING,STRING>, st.ts DATE, added STRING",
-        )
-        .load(str(src))
-    )
-    assert df.schema.simpleString() == (
-        "struct<amount:decimal(12,2),id:int,st:struct<ts:date>,tags:map<string,string>,"
-        "added:string>"
-    )
-    row = df.first()
-    assert str(row.amount) == "1.25" and row.tags == {"a": "x"} and str(row.st.ts) == "2024-01-01"
-
-
-def test_csv_and_parquet_rescue_in_batch_reads(session: Any, tmp_path: Path) -> None:
-    csv = tmp_path / "csv"
-    csv.mkdir()
-    (csv / "1.csv").write_text("id,name\n1,a\n")
-    (csv / "2.csv").write_text("id,name,Name,new\nx,b,B,n\n")
-    df = (
-        session.read.format("pyfile")
-        .option("format", "csv")
-        .option("header", "true")
-        .option("inferSchema", "true")
-        .option("schemaSampleFiles", "1")
-        .option("schemaEvolutionMode", "rescue")
-        .load(str(csv))
-    )
-    rows = sorted(df.collect(), key=lambda r: str(r.name))
-    assert rows[0].id == 1 and rows[0]._rescued_data is None
-    rescued = json.loads(rows[1]._rescued_data)
-    assert rows[1].id is None and rescued["id"] == "x" and rescued["Name"] == "B"
-    assert rescued["new"] == "n"
-
-    parquet = tmp_path / "parquet"
-    parquet.mkdir()
-    pq.write_table(pa.table({"id": [1], "v": ["a"]}), parquet / "1.parquet")
-    pq.write_table(pa.table({"id": ["2"], "v": ["b"], "w": [2.5]}), parquet / "2.parquet")
-    df = (
-        session.read.format("pyfile")
-        .option("format", "parquet")
-        .option("schemaEvolutionMode", "rescue")
-        .load(str(parquet))
-    )
-    rows = sorted(df.collect(), key=lambda r: r.v)
-    assert [r.id for r in rows] == [1, 2]  # "2" converts to the schema's BIGINT
-    assert json.loads(rows[1]._rescued_data)["w"] == 2.5
-
-
-@pytest.mark.parametrize(
-    ("options", "expected"),
-    [
-        ({"schemaHints": "id BIGNUM"}, "'bignum' is not a Spark SQL type"),
-        ({"schemaEvolutionMode": "addNewColumns", "schemaLocation": ""}, "addNewColumns needs"),
-        ({"schemaEvolutionMode": "sometimes"}, "expected one of addNewColumns"),
-    ],
-)
-def test_bad_schema_options_fail_at_load(
-    spark: Any, tmp_path: Path, options: dict[str, str], expected: str
-) -> None:
-    _json(tmp_path / "in", "1.json", {"id": 1})
-    reader = spark.read.format("pyfile").option("format", "json").options(**options)
-    with pytest.raises(Exception) as caught:
-        reader.load(str(tmp_path / "in"))
-    last = python_error_lines(str(caught.value))[-1]
-    assert last.startswith("pysparksources.errors.OptionError: ") and expected in last, last
-
-
-def test_a_given_schema_needs_the_rescued_column(spark: Any, tmp_path: Path) -> None:
-    _json(tmp_path / "in", "1.json", {"id": 1, "x": 2})
-    reader = (
-        spark.read.format("pyfile").option("format", "json").option("schemaEvolutionMode", "rescue")
-    )
-    with pytest.raises(Exception, match="add `_rescued_data STRING` to it"):
-        reader.schema("id BIGINT").load(str(tmp_path / "in")).collect()
-    rows = reader.schema("id BIGINT, _rescued_data STRING").load(str(tmp_path / "in")).collect()
-    assert json.loads(rows[0]._rescued_data)["x"] == 2
-    with pytest.raises(Exception, match=r"schemaHints.*applies only when pyfile infers"):
-        hinted = reader.schema("id BIGINT, _rescued_data STRING").option("schemaHints", "id INT")
-        hinted.load(str(tmp_path / "in")).collect()
 
 
 def _evolving_rows(spark: Any, root: Path) -> list[tuple[Any, ...]]:
@@ -352,23 +225,6 @@ def test_a_kill_while_a_task_meets_new_columns_loses_and_repeats_no_row(
     assert [row_id for row_id, _ in found] == [1, 2, 3, 4, 5]
     cities = [json.loads(text)["city"] if text else None for _, text in found]
     assert cities == ([None] * 5 if mode == "none" else [None, None, "Oslo", "Rome", None])
-
-
-def test_rescued_data_column_renames_the_column(session: Any, tmp_path: Path) -> None:
-    src = tmp_path / "in"
-    _json(src, "1.json", {"id": 1})
-    _json(src, "2.json", {"id": 2, "extra": "x"})
-    df = (
-        session.read.format("pyfile")
-        .option("format", "json")
-        .option("schemaSampleFiles", "1")
-        .option("schemaEvolutionMode", "none")
-        .option("rescuedDataColumn", "leftovers")
-        .load(str(src))
-    )
-    assert df.columns == ["id", "leftovers"]
-    rows = sorted(df.collect(), key=lambda r: r.id)
-    assert rows[0].leftovers is None and json.loads(rows[1].leftovers)["extra"] == "x"
 
 
 def test_the_guides_restart_on_a_schema_change(spark: Any, tmp_path: Path) -> None:

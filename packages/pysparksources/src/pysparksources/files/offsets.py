@@ -52,7 +52,9 @@ class LogOffset(SourceOffset):
                 NAME, offset, f"is not {NAME}'s offset (expected keys logId, logOffset)"
             )
         log_id = offset.get("logId")
-        if log_id is not None and not isinstance(log_id, str):
+        # pyfile writes a logId string or no logId; a null one would skip the log's identity
+        # check (the checkpoint's offsets belong to this source log).
+        if "logId" in offset and not isinstance(log_id, str):
             raise offset_error(NAME, offset, f"has logId={log_id!r}, not a string")
         position = {"logOffset": offset.get("logOffset")}
         checked = checked_ints(NAME, position, ("logOffset",), f"{NAME}'s offset", minimum=-1)

@@ -23,6 +23,8 @@ PRODUCT_FILES = sorted(SOURCE.rglob("*.py"))
 
 # Exceptions that are caught inside the package and never reach a user, with why.
 PRIVATE_EXCEPTIONS = {
+    "_InvalidSchema": "_core/avro_schema.py: why an Avro schema is refused, turned by "
+    "parse_schema into the calling source's SchemaError",
     "EscapeSeen": "files/formats/_csv_records.py: switches a csv file to the exact reader, "
     "then caught",
     "NotAStorageEvent": "files/source/notifications/events.py: a queue message that is not a "

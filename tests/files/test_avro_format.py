@@ -250,6 +250,26 @@ def test_a_union_member_is_told_by_its_type_name_where_values_look_alike(
     assert read(tmp_path) == [{"c": e} for e in expected]
 
 
+def test_a_header_schema_avros_java_parser_reads_is_read_as_it_reads_it(tmp_path: Path) -> None:
+    """{"type": "F"} names a type, {"type": {...}} is the type inside, a decimal whose scale
+    exceeds its precision is plain bytes: spark-avro reads such a header; fastavro does not."""
+    plain = record([("a", {"type": "fixed", "name": "F", "size": 2}), ("b", "F"), ("c", "bytes")])
+    write_fastavro(tmp_path / "a.avro", plain, [{"a": b"xy", "b": b"zw", "c": b"\x01"}], "null")
+    data = (tmp_path / "a.avro").read_bytes()
+    header = read_header(io.BytesIO(data))
+    lenient = record(
+        [
+            ("a", {"type": "fixed", "name": "F", "size": 2}),
+            ("b", {"type": {"type": "F"}}),
+            ("c", {"type": "bytes", "logicalType": "decimal", "precision": 2, "scale": 5}),
+        ]
+    )
+    rewritten = encode_header(json.dumps(lenient), "null", header.sync) + data[header.end :]
+    (tmp_path / "a.avro").write_bytes(rewritten)
+    assert infer(tmp_path) == "struct<a:binary,b:binary,c:binary>"
+    assert read(tmp_path) == [{"a": b"xy", "b": b"zw", "c": b"\x01"}]
+
+
 def test_a_union_of_int_and_long_beside_others_is_refused_and_avro_schema_reads_it(
     tmp_path: Path,
 ) -> None:
@@ -385,7 +405,7 @@ def test_a_bad_avro_schema_is_an_option_error_when_the_options_are_read() -> Non
     for text, problem in [
         ("{not json", "not valid JSON"),
         ('"int"', "not a record"),
-        (json.dumps(record([("a", "nope")])), "unknown type 'nope'"),
+        (json.dumps(record([("a", "nope")])), "unknown Avro type 'nope'"),
         (json.dumps(record([("a", "r")])), "contains itself"),
     ]:
         for use in (Use.READ, Use.STREAM_READ):

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from pysparksources._core.avro_schema import parse_schema
 from pysparksources.errors import MalformedRecordError
 from pysparksources.eventhubs.avro.body_bounds import VALUES_PER_BODY, VALUES_PER_BYTE, BodyBounds
 from pysparksources.eventhubs.avro.decode import decode_batch
-from pysparksources.eventhubs.avro.schema import parse_avro_schema
 from support.avro_chunks import avro_bytes, avro_source, received
 from support.memory_cap import address_space_cap
 
@@ -80,7 +80,7 @@ BILLIONS = zigzag(2**62) + b"\x00"
 
 
 def _bounds(schema: Any) -> BodyBounds:
-    return BodyBounds(parse_avro_schema(json.dumps(schema))[1])
+    return BodyBounds(parse_schema(json.dumps(schema), "pyeventhub")[1])
 
 
 def _errors(schema: Any, bodies: list[bytes], **options: str) -> list[str | None]:

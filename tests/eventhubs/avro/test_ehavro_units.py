@@ -13,13 +13,13 @@ import pyarrow as pa
 import pytest
 from pyspark.sql.pandas.types import from_arrow_schema
 
+from pysparksources._core.avro_schema import UnionNames, parse_schema, spark_ddl, spark_type
 from pysparksources._core.option_table import Use
 from pysparksources.errors import MalformedRecordError, OptionError, SchemaError
 from pysparksources.eventhubs._body_format import read_schema_ddl
 from pysparksources.eventhubs._schema import ARROW_SCHEMA
 from pysparksources.eventhubs.avro.decode import decode_batch, read_arrow_schema
 from pysparksources.eventhubs.avro.encode import derive_avro_schema, encode_bodies
-from pysparksources.eventhubs.avro.schema import parse_avro_schema, spark_ddl
 from pysparksources.eventhubs.config import BodyFormat, SinkConfig, SourceConfig
 from pysparksources.eventhubs.options import parse_options
 
@@ -53,8 +53,8 @@ MAPPING = [
     ('["string", "null"]', "string"),
     ('["int", "long"]', "bigint"),
     ('["float", "double"]', "double"),
-    ('["null", "int", "string"]', "struct<member0: int, member1: string>"),
-    ('["boolean", "bytes"]', "struct<member0: boolean, member1: binary>"),
+    ('["null", "int", "string"]', "struct<`member0`: int, `member1`: string>"),
+    ('["boolean", "bytes"]', "struct<`member0`: boolean, `member1`: binary>"),
     ('{"type": "array", "items": ["null", "int"]}', "array<int>"),
     ('{"type": "map", "values": "long"}', "map<string, bigint>"),
     (
@@ -66,9 +66,13 @@ MAPPING = [
 ]
 
 
+def _ddl(avro: str) -> str:
+    return spark_ddl(spark_type(parse_schema(avro, "pyeventhub")[1], UnionNames("pyeventhub")))
+
+
 @pytest.mark.parametrize(("avro", "spark"), MAPPING)
 def test_avro_types_map_to_spark_types_like_spark_avro(avro: str, spark: str) -> None:
-    assert spark_ddl(parse_avro_schema(avro)[1]) == spark
+    assert _ddl(avro) == spark
 
 
 @pytest.mark.parametrize(
@@ -77,13 +81,13 @@ def test_avro_types_map_to_spark_types_like_spark_avro(avro: str, spark: str) ->
         ("{not json", "not valid JSON"),
         ('{"type": "record", "name": "L", "fields": [{"name": "n", "type": "L"}]}', "itself"),
         ('{"type": "nope"}', "unknown Avro type"),
-        ('"Missing"', "unknown type name"),
-        ('{"type": "bytes", "logicalType": "decimal", "precision": 40}', "maximum of 38"),
+        ('"Missing"', "unknown Avro type 'Missing'"),
+        ('{"type": "bytes", "logicalType": "decimal", "precision": 40}', "38 digits at most"),
     ],
 )
 def test_bad_avro_schemas_are_refused(avro: str, message: str) -> None:
     with pytest.raises(SchemaError, match=message):
-        spark_ddl(parse_avro_schema(avro)[1])
+        _ddl(avro)
 
 
 ORDER = {
@@ -251,6 +255,70 @@ def test_every_type_decodes_to_spark_values_and_bad_bodies_follow_the_mode(tmp_p
     assert lines[2]["body"] is None and "no body" in lines[2]["error"]
 
 
+MONEY = {"type": "fixed", "name": "M", "size": 4, "logicalType": "decimal", "precision": 8}
+# As spark-avro (Avro's Java parser) reads it: a decimal annotation that is not valid is
+# ignored, a named type defined again the same way (Apache avro's Python writer) is one type.
+# fastavro refuses both, so the parsed model gives fastavro its own document.
+LENIENT = {
+    "type": "record",
+    "name": "R",
+    "fields": [
+        {
+            "name": "raw",
+            "type": {"type": "bytes", "logicalType": "decimal", "precision": 4, "scale": 9},
+        },
+        {"name": "a", "type": MONEY},
+        {"name": "b", "type": ["null", MONEY]},
+    ],
+}
+
+
+def test_a_schema_spark_avro_reads_decodes_and_encodes_where_fastavro_alone_refuses() -> None:
+    writer = {
+        **LENIENT,
+        "fields": [
+            {"name": "raw", "type": "bytes"},
+            LENIENT["fields"][1],
+            {"name": "b", "type": ["null", "M"]},
+        ],
+    }
+    value = {"raw": b"\x01\x02", "a": Decimal(5), "b": Decimal(-7)}
+    source = _source(avroSchema=json.dumps(LENIENT))
+    assert "body struct<`raw`: binary, `a`: decimal(8,0), `b`: decimal(8,0)>" in read_schema_ddl(
+        source.body
+    )
+    decoded = decode_batch(source, _received([_avro_bytes(writer, value)]), [None]).to_pylist()
+    assert decoded[0]["body"] == value
+
+    body_type = read_arrow_schema(source.body).field(0).type
+    sink = _sink(
+        {"connectionString": CONN, "bodyFormat": "avro", "avroSchema": json.dumps(LENIENT)},
+        pa.schema([pa.field("body", body_type)]),
+    )
+    encoded, _ = encode_bodies(sink.body, pa.array([value], body_type), first_row=0)
+    assert encoded == [_avro_bytes(writer, value)]
+
+
+PLAIN = {"type": "record", "name": "R", "fields": [{"name": "a", "type": MONEY}]}
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ([{"name": "b", "type": {**MONEY, "size": 5}}], "the type M is defined twice"),
+        ([{"name": "a", "type": "int"}], "two fields named 'a'"),
+        ([{"name": "u", "type": ["int", "string", "int"]}], "a union holds int twice"),
+    ],
+)
+def test_a_schema_avros_java_parser_refuses_is_an_option_error(
+    fields: list[Any], problem: str
+) -> None:
+    schema = {**PLAIN, "fields": PLAIN["fields"] + fields}
+    with pytest.raises(OptionError, match="avroSchema") as error:
+        _source(avroSchema=json.dumps(schema))
+    assert problem in str(error.value)
+
+
 def test_sink_derives_to_avros_schema_and_its_bytes_decode_back() -> None:
     body_type = pa.struct(
         [
@@ -299,6 +367,24 @@ def test_sink_derives_to_avros_schema_and_its_bytes_decode_back() -> None:
     assert content_type is None  # no registry: plain Avro
     decoded = fastavro.schemaless_reader(io.BytesIO(encoded), fastavro.parse_schema(derived), None)
     assert decoded == {**values[0], "attrs": {"k": 1}}
+
+
+def test_the_derived_schema_refuses_and_writes_what_sparks_to_avro_does() -> None:
+    """The schema is the one pyfile's Avro sink writes: an Avro name per field, null as null."""
+    with pytest.raises(SchemaError, match="'a b' is not a valid Avro name"):
+        derive_avro_schema(pa.struct([pa.field("a b", pa.int32())]))
+    with pytest.raises(SchemaError, match=r"'body\.m': Avro maps have STRING keys"):
+        derive_avro_schema(pa.struct([pa.field("m", pa.map_(pa.int32(), pa.int32()))]))
+    derived = json.loads(derive_avro_schema(pa.struct([pa.field("n", pa.null())])))
+    assert derived["fields"] == [{"name": "n", "type": "null"}]
+    assert json.loads(derive_avro_schema(pa.decimal128(4, 1))) == {
+        "type": "fixed",
+        "name": "topLevelRecord.fixed",
+        "size": 2,
+        "logicalType": "decimal",
+        "precision": 4,
+        "scale": 1,
+    }
 
 
 def test_general_unions_and_maps_encode_from_sparks_shapes() -> None:

@@ -11,6 +11,15 @@ from __future__ import annotations
 
 import importlib.util
 
+from pysparksources._core.avro_schema import (
+    AvroNode,
+    UnionNames,
+    canonical_schema_text,
+    parse_schema,
+    spark_ddl,
+    spark_type,
+    walk,
+)
 from pysparksources._core.options import Options
 from pysparksources.errors import OptionError, SchemaError
 from pysparksources.eventhubs import NAME
@@ -38,11 +47,6 @@ from pysparksources.eventhubs._option_table import (
     WRITE_BODY_FORMAT,
 )
 from pysparksources.eventhubs._schema import READ_SCHEMA_DDL
-from pysparksources.eventhubs.avro.schema import (
-    canonical_schema_text,
-    parse_avro_schema,
-    spark_ddl,
-)
 from pysparksources.eventhubs.config import BodyFormat, RegistryConfig
 
 __all__ = ["parse_body_format", "read_schema_ddl"]
@@ -71,11 +75,20 @@ def _schema_text(opts: Options, sink: bool) -> str | None:
             )
         return None
     try:
-        document, parsed = parse_avro_schema(text)
-        spark_ddl(parsed)
+        document, parsed = parse_schema(text, NAME)
+        _body_type_ddl(parsed)
     except SchemaError as error:
         raise opts.error(option, f"an Avro schema in JSON; {error.detail}") from None
     return canonical_schema_text(document)
+
+
+def _body_type_ddl(parsed: AvroNode) -> str:
+    """The body column's type (DDL); SchemaError for a record without fields, which the
+    body column cannot hold."""
+    for node in walk(parsed):
+        if node.kind == "record" and not node.fields:
+            raise SchemaError(NAME, f"record {node.name} has no fields; Spark has no empty struct")
+    return spark_ddl(spark_type(parsed, UnionNames(NAME)))
 
 
 def _registry(opts: Options, sink: bool) -> RegistryConfig | None:
@@ -167,7 +180,7 @@ def read_schema_ddl(body: BodyFormat) -> str:
     if not body.avro:
         return READ_SCHEMA_DDL
     assert body.schema_json is not None
-    body_type = spark_ddl(parse_avro_schema(body.schema_json)[1])
+    body_type = _body_type_ddl(parse_schema(body.schema_json, NAME)[1])
     ddl = READ_SCHEMA_DDL.replace("body binary", f"body {body_type}", 1)
     if body.mode == "PERMISSIVE" and body.bad_records_path is None:
         ddl += f", `{body.corrupt_column}` struct<body: binary, error: string>"

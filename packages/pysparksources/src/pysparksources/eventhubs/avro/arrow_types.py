@@ -9,7 +9,6 @@ which Spark shows as ``struct<member0, ...>``, need a Python pass (:func:`union_
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -17,9 +16,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pysparksources._core.avro_schema import AvroNode, fastavro_document
 from pysparksources.errors import MalformedRecordError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs.avro.schema import AvroType
 
 __all__ = [
     "arrow_type",
@@ -28,58 +27,27 @@ __all__ = [
     "finish",
     "needs_finish",
     "raw_schema",
-    "spark_type",
     "union_shaper",
 ]
 
-# Read as the underlying int/long/string: fastavro would build date/time/UUID objects.
-_RAW_LOGICAL = {
-    "date",
-    "time-millis",
-    "time-micros",
-    "timestamp-millis",
-    "timestamp-micros",
-    "timestamp-nanos",
-    "local-timestamp-millis",
-    "local-timestamp-micros",
-    "local-timestamp-nanos",
-    "uuid",
-}
 _TIMESTAMPS = {"timestamp-millis": ("UTC", 1000), "timestamp-micros": ("UTC", 1)}
 _LOCAL = {"local-timestamp-millis": (None, 1000), "local-timestamp-micros": (None, 1)}
 Shaper = Callable[[Any], Any]
 
 
 def raw_schema(document: Any) -> Any:
-    """A copy of a schema document without the logical types read raw (see module doc)."""
-    result = copy.deepcopy(document)
-
-    def strip(node: Any) -> None:
-        if isinstance(node, list):
-            for item in node:
-                strip(item)
-        elif isinstance(node, dict):
-            if node.get("logicalType") in _RAW_LOGICAL and node.get("type") in (
-                "int",
-                "long",
-                "string",
-            ):
-                del node["logicalType"]
-            for key in ("type", "items", "values", "fields"):
-                if key in node:
-                    strip(node[key])
-
-    strip(result)
-    return result
+    """A copy of a schema document for fastavro's decoder: decimals kept (fastavro's Decimal
+    objects convert to Arrow in one pass), every other logical type read raw (see module doc)."""
+    return fastavro_document(document, keep={"decimal"})
 
 
-def _timestamp(avro: AvroType) -> tuple[str | None, int] | None:
+def _timestamp(avro: AvroNode) -> tuple[str | None, int] | None:
     if avro.kind != "long":
         return None
     return _TIMESTAMPS.get(avro.logical or "") or _LOCAL.get(avro.logical or "")
 
 
-def arrow_type(avro: AvroType, raw: bool = False) -> pa.DataType:
+def arrow_type(avro: AvroNode, raw: bool = False) -> pa.DataType:
     """The Arrow type of Spark's type for ``avro``; ``raw``: as read before :func:`finish`."""
     kind = avro.kind
     if kind == "null":
@@ -111,7 +79,7 @@ def arrow_type(avro: AvroType, raw: bool = False) -> pa.DataType:
     if kind == "map":
         assert avro.items is not None
         return pa.map_(pa.string(), arrow_type(avro.items, raw))
-    rest = avro.non_null_branches
+    rest = avro.non_null
     if not rest:
         return pa.null()
     if len(rest) == 1:
@@ -155,23 +123,20 @@ def _holds_null(arrow: pa.DataType) -> bool:
     return False
 
 
-def needs_finish(avro: AvroType) -> bool:
+def needs_finish(avro: AvroNode) -> bool:
     """Whether a raw array of this type needs :func:`finish` (dates or timestamps inside)."""
     if avro.kind == "int":
         return avro.logical == "date"
     if avro.kind == "long":
         return _timestamp(avro) is not None
-    children = [t for _, t in avro.fields] + avro.branches
-    if avro.items is not None:
-        children.append(avro.items)
-    return any(needs_finish(c) for c in children)
+    return any(needs_finish(c) for c in avro.children())
 
 
 def _mask(array: pa.Array) -> pa.Array | None:
     return array.is_null() if array.null_count else None
 
 
-def finish(array: pa.Array, avro: AvroType) -> pa.Array:
+def finish(array: pa.Array, avro: AvroNode) -> pa.Array:
     """Convert a raw array (dates as days, timestamps as integers) to Spark's types."""
     if not needs_finish(avro):
         return array
@@ -188,7 +153,7 @@ def finish(array: pa.Array, avro: AvroType) -> pa.Array:
         members = (
             avro.fields
             if kind == "record"
-            else [(f"member{i}", b) for i, b in enumerate(avro.non_null_branches)]
+            else [(f"member{i}", b) for i, b in enumerate(avro.non_null)]
         )
         children = [finish(array.field(i), t) for i, (_, t) in enumerate(members)]
         names = [n for n, _ in members]
@@ -201,19 +166,16 @@ def finish(array: pa.Array, avro: AvroType) -> pa.Array:
         assert avro.items is not None
         items = finish(array.items, avro.items)
         return pa.MapArray.from_arrays(array.offsets, array.keys, items, mask=_mask(array))
-    return finish(array, avro.non_null_branches[0])  # null + one branch
+    return finish(array, avro.non_null[0])  # null + one branch
 
 
-def _has_general_union(avro: AvroType) -> bool:
+def _has_general_union(avro: AvroNode) -> bool:
     if avro.general_union():
         return True
-    children = [t for _, t in avro.fields] + avro.branches
-    if avro.items is not None:
-        children.append(avro.items)
-    return any(_has_general_union(c) for c in children)
+    return any(_has_general_union(c) for c in avro.children())
 
 
-def _matches(value: Any, branch: AvroType) -> bool:
+def _matches(value: Any, branch: AvroNode) -> bool:
     kind = branch.kind
     if kind == "null":
         return value is None
@@ -240,14 +202,14 @@ def _matches(value: Any, branch: AvroType) -> bool:
     return isinstance(value, list)
 
 
-def union_shaper(avro: AvroType) -> Shaper | None:
+def union_shaper(avro: AvroNode) -> Shaper | None:
     """A function turning fastavro's union values into Spark's member structs, or None."""
     if not _has_general_union(avro):
         return None
     return _shape(avro)
 
 
-def _shape(avro: AvroType) -> Shaper:
+def _shape(avro: AvroNode) -> Shaper:
     kind = avro.kind
     if kind == "record":
         inner = [(n, _shape(t) if _has_general_union(t) else None) for n, t in avro.fields]
@@ -260,7 +222,7 @@ def _shape(avro: AvroType) -> Shaper:
         return lambda v: v if v is None else {k: item(x) for k, x in v.items()}
     if kind != "union":
         return lambda v: v
-    branches = avro.non_null_branches
+    branches = avro.non_null
     if not avro.general_union():
         return _shape(branches[0])
     shapes = [_shape(b) for b in branches]
@@ -277,23 +239,20 @@ def _shape(avro: AvroType) -> Shaper:
     return pick
 
 
-def avro_shaper(avro: AvroType) -> Shaper | None:
+def avro_shaper(avro: AvroNode) -> Shaper | None:
     """For writing: Arrow's Python values (maps as pairs, member structs) -> fastavro's."""
     if not _needs_avro_shape(avro):
         return None
     return _to_avro(avro)
 
 
-def _needs_avro_shape(avro: AvroType) -> bool:
+def _needs_avro_shape(avro: AvroNode) -> bool:
     if avro.kind == "map" or avro.general_union():
         return True
-    children = [t for _, t in avro.fields] + avro.branches
-    if avro.items is not None:
-        children.append(avro.items)
-    return any(_needs_avro_shape(c) for c in children)
+    return any(_needs_avro_shape(c) for c in avro.children())
 
 
-def _to_avro(avro: AvroType) -> Shaper:
+def _to_avro(avro: AvroNode) -> Shaper:
     kind = avro.kind
     if kind == "record":
         inner = [(n, _to_avro(t) if _needs_avro_shape(t) else None) for n, t in avro.fields]
@@ -308,7 +267,7 @@ def _to_avro(avro: AvroType) -> Shaper:
         return lambda v: v if v is None else {k: value(x) for k, x in v}
     if kind != "union":
         return lambda v: v
-    branches = avro.non_null_branches
+    branches = avro.non_null
     if not avro.general_union():
         return _to_avro(branches[0]) if branches else (lambda v: v)
     shapes = [_to_avro(b) for b in branches]
@@ -326,49 +285,3 @@ def _to_avro(avro: AvroType) -> Shaper:
         return None
 
     return pick
-
-
-def spark_type(avro: AvroType) -> Any:
-    """Spark's type for ``avro`` as a pyspark DataType (every field nullable); the DDL twin of
-    :func:`~pysparksources.eventhubs.avro.schema.spark_ddl`, for executors, which have no
-    DDL parser without a session."""
-    from pyspark.sql import types as t
-
-    kind = avro.kind
-    if kind == "record":
-        return t.StructType([t.StructField(n, spark_type(f)) for n, f in avro.fields])
-    if kind == "array":
-        assert avro.items is not None
-        return t.ArrayType(spark_type(avro.items))
-    if kind == "map":
-        assert avro.items is not None
-        return t.MapType(t.StringType(), spark_type(avro.items))
-    if avro.general_union():
-        members = [
-            t.StructField(f"member{i}", spark_type(b)) for i, b in enumerate(avro.non_null_branches)
-        ]
-        return t.StructType(members)
-    if kind == "union":
-        rest = avro.non_null_branches
-        if not rest:
-            return t.NullType()
-        if len(rest) == 1:
-            return spark_type(rest[0])
-        return t.LongType() if {b.kind for b in rest} == {"int", "long"} else t.DoubleType()
-    arrow = arrow_type(avro)
-    simple = {
-        pa.null(): t.NullType(),
-        pa.bool_(): t.BooleanType(),
-        pa.int32(): t.IntegerType(),
-        pa.int64(): t.LongType(),
-        pa.float32(): t.FloatType(),
-        pa.float64(): t.DoubleType(),
-        pa.binary(): t.BinaryType(),
-        pa.string(): t.StringType(),
-        pa.date32(): t.DateType(),
-        pa.timestamp("us", tz="UTC"): t.TimestampType(),
-        pa.timestamp("us"): t.TimestampNTZType(),
-    }
-    if pa.types.is_decimal(arrow):
-        return t.DecimalType(arrow.precision, arrow.scale)
-    return simple[arrow]

@@ -17,9 +17,9 @@ refuses a body that breaks the rule as a malformed record.
 
 from __future__ import annotations
 
+from pysparksources._core.avro_schema import AvroNode, walk
 from pysparksources.errors import MalformedRecordError, SchemaError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs.avro.schema import AvroType
 
 __all__ = ["VALUES_PER_BODY", "VALUES_PER_BYTE", "BodyBounds"]
 
@@ -36,13 +36,13 @@ class _Measures:
         self._least: dict[int, int] = {}
         self._values: dict[int, int] = {}
 
-    def least(self, avro: AvroType) -> int:
+    def least(self, avro: AvroNode) -> int:
         known = self._least.get(id(avro))
         if known is None:
             known = self._least[id(avro)] = self._least_bytes(avro)
         return known
 
-    def _least_bytes(self, avro: AvroType) -> int:
+    def _least_bytes(self, avro: AvroNode) -> int:
         kind = avro.kind
         if kind in _FIXED_BYTES:
             return _FIXED_BYTES[kind]
@@ -54,7 +54,7 @@ class _Measures:
             return 1 + min((self.least(b) for b in avro.branches), default=0)
         return 1  # a varint: int, long, enum, a length (bytes, string) or a block count
 
-    def values(self, avro: AvroType) -> int:
+    def values(self, avro: AvroNode) -> int:
         known = self._values.get(id(avro))
         if known is None:
             if avro.kind == "record":
@@ -66,7 +66,7 @@ class _Measures:
             self._values[id(avro)] = known
         return known
 
-    def item(self, collection: AvroType) -> tuple[int, int]:
+    def item(self, collection: AvroNode) -> tuple[int, int]:
         """Least bytes and values of one item of an array, or one entry of a map (its key
         takes at least one byte and is one value)."""
         items = _items(collection)
@@ -74,35 +74,21 @@ class _Measures:
         return (least + 1, values + 1) if collection.kind == "map" else (least, values)
 
 
-def _items(collection: AvroType) -> AvroType:
+def _items(collection: AvroNode) -> AvroNode:
     if collection.items is None:  # the resolver gives every array and map its items
         raise SchemaError(NAME, f"a {collection.kind} without items")
     return collection.items
 
 
-def _collections(avro: AvroType) -> list[AvroType]:
-    seen: set[int] = set()
-    found: list[AvroType] = []
-    stack = [avro]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if node.kind in ("array", "map"):
-            found.append(node)
-        stack.extend(t for _, t in node.fields)
-        stack.extend(node.branches)
-        if node.items is not None:
-            stack.append(node.items)
-    return found
+def _collections(avro: AvroNode) -> list[AvroNode]:
+    return [node for node in walk(avro) if node.kind in ("array", "map")]
 
 
 class BodyBounds:
     """The rule above for one writer's schema: :attr:`needed` says whether its bodies must be
     walked, :meth:`check` walks one."""
 
-    def __init__(self, avro: AvroType) -> None:
+    def __init__(self, avro: AvroNode) -> None:
         self.avro = avro
         self._measures = _Measures()
         self.needed = any(
@@ -155,7 +141,7 @@ class _Walk:
             if shift > 63:
                 raise self._bad("a number longer than 10 bytes")
 
-    def value(self, avro: AvroType) -> None:
+    def value(self, avro: AvroNode) -> None:
         kind = avro.kind
         self._spend(1)
         if kind in _FIXED_BYTES:
@@ -182,7 +168,7 @@ class _Walk:
             raise self._bad(f"{what} {index} of {size}")
         return index
 
-    def _blocks(self, collection: AvroType) -> None:
+    def _blocks(self, collection: AvroNode) -> None:
         items = _items(collection)
         least, values = self.measures.item(collection)
         while True:

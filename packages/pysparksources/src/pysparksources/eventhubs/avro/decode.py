@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pysparksources._core.arrow import spark_arrow_schema
+from pysparksources._core.avro_schema import AvroNode, UnionNames, parse_schema, spark_type
 from pysparksources._core.process_caches import PROCESS, ProcessCache
 from pysparksources.errors import (
     MalformedRecordError,
@@ -37,11 +38,9 @@ from pysparksources.eventhubs.avro.arrow_types import (
     cast,
     finish,
     raw_schema,
-    spark_type,
     union_shaper,
 )
 from pysparksources.eventhubs.avro.body_bounds import BodyBounds
-from pysparksources.eventhubs.avro.schema import AvroType, parse_avro_schema
 from pysparksources.eventhubs.avro.schema_registry import schema_by_id, schema_id_of
 
 if TYPE_CHECKING:
@@ -62,7 +61,7 @@ def read_arrow_schema(body: BodyFormat) -> pa.Schema:
     from pysparksources.eventhubs._schema import ARROW_SCHEMA
 
     assert body.schema_json is not None
-    body_type = spark_type(parse_avro_schema(body.schema_json)[1])
+    body_type = spark_type(parse_schema(body.schema_json, NAME)[1], UnionNames(NAME))
     fields = [StructField("body", body_type)]
     if body.mode == "PERMISSIVE" and body.bad_records_path is None:
         corrupt = StructType(
@@ -77,7 +76,7 @@ def read_arrow_schema(body: BodyFormat) -> pa.Schema:
 class _Writer:
     """A writer's schema ready for fastavro, and whether its bodies need a bounds check."""
 
-    def __init__(self, document: Any, avro: AvroType) -> None:
+    def __init__(self, document: Any, avro: AvroNode) -> None:
         import fastavro
 
         self.parsed = fastavro.parse_schema(raw_schema(document))
@@ -92,7 +91,7 @@ class _Decoder:
 
         if body.schema_json is None:
             raise SchemaError(NAME, "bodyFormat=avro needs avroSchema")
-        document, self.avro = parse_avro_schema(body.schema_json)
+        document, self.avro = parse_schema(body.schema_json, NAME)
         self.reader = _Writer(document, self.avro)  # also the writer's without a registry
         self.raw_type = arrow_type(self.avro, raw=True)
         self.shaper = union_shaper(self.avro)

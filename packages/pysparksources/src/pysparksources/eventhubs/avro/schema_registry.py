@@ -25,10 +25,10 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from pysparksources._core.avro_schema import AvroNode, parse_schema
 from pysparksources._core.process_caches import PROCESS, ProcessCache
 from pysparksources.errors import MalformedRecordError, SchemaError, SchemaRegistryError
 from pysparksources.eventhubs import NAME
-from pysparksources.eventhubs.avro.schema import AvroType, parse_avro_schema
 
 if TYPE_CHECKING:
     from pysparksources.eventhubs.config import RegistryConfig
@@ -86,7 +86,7 @@ _IDS: ProcessCache[tuple[str, str, str, str], str] = PROCESS.cache(
     "eventhubs.registry-ids", _KNOWN_IDS
 )
 # (namespace, id) -> the parsed writer's schema; -> why the id has none (the negative cache).
-_SCHEMAS: ProcessCache[tuple[str, str], tuple[Any, AvroType]] = PROCESS.cache(
+_SCHEMAS: ProcessCache[tuple[str, str], tuple[Any, AvroNode]] = PROCESS.cache(
     "eventhubs.registry-schemas", _KNOWN_IDS
 )
 _MISSING: ProcessCache[tuple[str, str], str] = PROCESS.cache(
@@ -292,7 +292,7 @@ def _fetch(config: RegistryConfig, schema_id: str) -> str:
         response.close()
 
 
-def schema_by_id(config: RegistryConfig, schema_id: str) -> tuple[Any, AvroType]:
+def schema_by_id(config: RegistryConfig, schema_id: str) -> tuple[Any, AvroNode]:
     """The writer's schema registered under ``schema_id`` (its JSON and its parsed form).
 
     MalformedRecordError when the registry has no usable Avro schema under that id (the event
@@ -313,7 +313,7 @@ def schema_by_id(config: RegistryConfig, schema_id: str) -> tuple[Any, AvroType]
             )
         definition = _fetch(config, schema_id)
         try:
-            parsed = parse_avro_schema(definition)
+            parsed = parse_schema(definition, NAME)
         except SchemaError as error:
             raise MalformedRecordError(
                 NAME,

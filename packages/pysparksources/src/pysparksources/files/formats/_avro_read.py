@@ -27,10 +27,10 @@ import pyarrow as pa
 from pyspark.sql.types import StructField, StructType
 
 from pysparksources._core.arrow import spark_arrow_schema
+from pysparksources._core.avro_schema import AvroNode, UnionNames, spark_type, walk
 from pysparksources._core.compat import spark_type_of
 from pysparksources.errors import MalformedRecordError, SchemaError
 from pysparksources.files import NAME
-from pysparksources.files.formats._avro_schema import AvroNode, UnionNames, spark_type, walk
 
 __all__ = ["Decoding", "Fit", "arrow_type", "fitting", "natural_type"]
 

@@ -18,13 +18,14 @@ from typing import Any
 
 import pyarrow as pa
 
+from pysparksources._core.avro_schema import fastavro_document
+from pysparksources._core.avro_sink_schema import min_bytes, sink_schema
 from pysparksources.files.formats._avro_container import (
     SYNC_SIZE,
     compress,
     encode_block,
     encode_header,
 )
-from pysparksources.files.formats._avro_schema import decoding_schema, min_bytes, sink_schema
 
 __all__ = ["AvroWriter"]
 
@@ -41,7 +42,7 @@ class AvroWriter:
         import fastavro
 
         avro = sink_schema(list(schema), record_name, namespace)
-        self._parsed = fastavro.parse_schema(decoding_schema(avro))
+        self._parsed = fastavro.parse_schema(fastavro_document(avro))
         self._stream = stream
         self._codec = codec
         self._sync = os.urandom(SYNC_SIZE)

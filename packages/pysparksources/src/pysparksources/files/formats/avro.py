@@ -1,9 +1,10 @@
 """avro: Avro object container files, read and written with fastavro (the ``avro`` extra).
 
-Types follow spark-avro's documented mapping (``_avro_schema``). A file is split at its sync
-markers: a task reads the blocks whose marker starts in its byte range (``_avro_container``),
-which also decompresses them (null, deflate, snappy, bzip2, xz, zstandard) without fastavro's
-optional codec packages. Records are checked by their writer's schema, so there are no parse
+Types follow spark-avro's documented mapping (the shared
+:mod:`pysparksources._core.avro_schema`). A file is split at its sync markers: a task reads
+the blocks whose marker starts in its byte range (``_avro_container``), which also
+decompresses them (null, deflate, snappy, bzip2, xz, zstandard) without fastavro's optional
+codec packages. Records are checked by their writer's schema, so there are no parse
 modes: a file that does not decode fails, or is skipped with ``ignoreCorruptFiles``, like
 parquet and orc; schema evolution and the rescued-data column work on the file's own columns.
 
@@ -24,6 +25,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pyarrow as pa
 from pyspark.sql.types import StructField, StructType
 
+from pysparksources._core.avro_schema import (
+    AvroNode,
+    UnionNames,
+    fastavro_document,
+    parse_schema,
+    spark_type,
+)
+from pysparksources._core.avro_sink_schema import sink_problem
 from pysparksources._core.option_table import Flag, Option, Text, Use
 from pysparksources.errors import CorruptFileError, MalformedRecordError, SchemaError
 from pysparksources.files import NAME
@@ -44,16 +53,7 @@ from pysparksources.files.formats._avro_read import (
     match_field,
     needs_names,
 )
-from pysparksources.files.formats._avro_schema import (
-    AvroNode,
-    UnionNames,
-    columns_of,
-    decoding_schema,
-    merge_types,
-    parse_schema,
-    sink_problem,
-    spark_type,
-)
+from pysparksources.files.formats._avro_schema import columns_of, merge_fields
 from pysparksources.files.formats._avro_write import AvroWriter
 from pysparksources.files.formats._file_format import (
     Batch,
@@ -140,7 +140,7 @@ class Avro(WritableFormat):
         if option is not AVRO_SCHEMA:
             return None
         try:
-            columns_of(parse_schema(value, "avroSchema")[1], "avroSchema")
+            columns_of(parse_schema(value, NAME, "avroSchema")[1], "avroSchema")
         except SchemaError as error:
             return f"expected an Avro schema (JSON) of records: {error.detail}"
         return None
@@ -150,7 +150,7 @@ class Avro(WritableFormat):
         given = sample.reader.format_option(AVRO_SCHEMA)
         unions = _unions(sample.reader)
         if given is not None:
-            return _struct(parse_schema(given, "avroSchema")[1], unions, "avroSchema")
+            return _struct(parse_schema(given, NAME, "avroSchema")[1], unions, "avroSchema")
         merged: StructType | None = None
         for entry in files:
             if merged is not None and sample.budget.remaining <= 0:
@@ -179,7 +179,7 @@ class Avro(WritableFormat):
                     )
                 sample.budget.remaining -= size
                 header = read_header(f)
-            return parse_schema(header.schema, f"the writer schema of {url}")[1]
+            return parse_schema(header.schema, NAME, f"the writer schema of {url}")[1]
         except CorruptFileError:
             if sample.reader.ignore_corrupt_files:
                 return None
@@ -248,7 +248,9 @@ class Avro(WritableFormat):
 def _unions(opts: ReaderOptions) -> UnionNames:
     prefix = opts.format_option(STABLE_UNION_PREFIX)
     return UnionNames(
-        opts.format_option(STABLE_UNION_NAMES) is True, "member_" if prefix is None else prefix
+        NAME,
+        opts.format_option(STABLE_UNION_NAMES) is True,
+        "member_" if prefix is None else prefix,
     )
 
 
@@ -259,19 +261,10 @@ def _struct(node: AvroNode, unions: UnionNames, what: str) -> StructType:
 
 
 def _merged(left: StructType, right: StructType, sample: Sample, entry: FileEntry) -> StructType:
-    fields = list(left.fields)
-    index = {f.name.lower(): i for i, f in enumerate(fields)}
-    for fld in right.fields:
-        at = index.get(fld.name.lower())
-        if at is None:
-            index[fld.name.lower()] = len(fields)
-            fields.append(fld)
-            continue
-        merged = merge_types(fields[at].dataType, fld.dataType)
-        if merged is None:
-            raise _conflict(fld, fields[at], sample, entry)
-        fields[at] = StructField(fields[at].name, merged)
-    return StructType(fields)
+    merged = merge_fields(left, right)
+    if isinstance(merged, StructType):
+        return merged
+    raise _conflict(*merged, sample, entry)
 
 
 def _conflict(
@@ -299,20 +292,20 @@ class _Reading:
     @classmethod
     def open(cls, f: Any, opts: ReaderOptions) -> _Reading:
         header = read_header(f)
-        writer_doc, writer_node = parse_schema(header.schema, "the file's writer schema")
+        writer_doc, writer_node = parse_schema(header.schema, NAME, "the file's writer schema")
         given = opts.format_option(AVRO_SCHEMA)
         reader_doc = None
         root = writer_node
         what = "the file's writer schema"
         if given is not None:
             what = "avroSchema"
-            reader_doc, root = parse_schema(given, what)
+            reader_doc, root = parse_schema(given, NAME, what)
         fields = columns_of(root, what)
         check_unions(root, what)
         return cls(
             header,
-            decoding_schema(writer_doc),
-            None if reader_doc is None else decoding_schema(reader_doc),
+            fastavro_document(writer_doc),
+            None if reader_doc is None else fastavro_document(reader_doc),
             fields,
             _unions(opts),
             needs_names(root),

@@ -11,7 +11,7 @@
 - Each option table is wrapped in ``<div class="option-table">`` for its column widths
   (docs/assets/extra.css), and its option names may break after a dot
   (``schemaRegistry.<wbr>fullyQualifiedNamespace``).
-- pymdownx.snippets reads included files (the changelog, the emulator's README, the examples)
+- pymdownx.snippets reads included files (the changelog, the examples)
   from the repository root, whatever the working directory of ``mkdocs build``.
 """
 

@@ -74,6 +74,7 @@ def test_the_demo_without_the_emulator_fails_at_once_naming_the_install() -> Non
     assert result.stdout.split() == ["2", "True"]  # exit status 2; no Spark started
     assert result.stderr.splitlines() == [
         "pysparksources demo: needs pysparksources-emulator, not installed here: "
-        'pip install pysparksources-emulator (or pip install "pysparksources[demo]")'
+        'pip install "./packages/pysparksources-emulator" in a clone of the repository, or '
+        "its wheel (README: Install)"
     ]
     assert time.monotonic() - started < 60

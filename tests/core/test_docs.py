@@ -30,6 +30,25 @@ def test_every_marked_table_is_current() -> None:
     assert not stale, f"option tables differ from the declarations in {stale}: run ./dev docs"
 
 
+def test_getting_started_installs_what_the_readme_installs() -> None:
+    marker = '.venv/bin/pip install "./packages'
+    installs = [line for line in README.splitlines() if marker in line]
+    assert installs, "the README's install line moved"
+    guide = (DOCS / "getting-started.md").read_text()
+    for line in installs:
+        assert line.strip() in guide, f"docs/getting-started.md lacks the README's {line.strip()}"
+
+
+def test_the_emulator_reference_page_is_its_readme_not_an_include_line() -> None:
+    """The repository's web view shows the committed file: it must hold the README's text."""
+    page = DOCS / "emulator-reference.md"
+    text = page.read_text()
+    assert "--8<--" not in text
+    assert not RENDER.stale_copies(), "docs/emulator-reference.md is stale: run ./dev docs"
+    readme = (DOCS.parent / "packages/pysparksources-emulator/README.md").read_text()
+    assert text.endswith(readme)
+
+
 def test_every_use_of_every_format_has_a_table_in_the_docs() -> None:
     marked = {
         (source, use)

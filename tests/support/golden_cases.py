@@ -483,17 +483,31 @@ TEXT_FILES = {
     "b.txt": "x,y,,z\nno line break at the end",
 }
 # csv quoting: separators, escaped quotes and line breaks inside quotes, a quoted empty string
-# against an empty field, quoted numbers, another quote character. (Doubled quotes without
-# escape '"' are left out: pyfile reads "say ""hi""" unlike Spark, an open difference.)
+# against an empty field, quoted numbers, another quote character, and quotes that close
+# nothing: doubled quotes without escape '"', text or blanks after a closing quote (univocity
+# keeps such a field as written, quotes and all, up to the next separator or line end).
 CSV_QUOTES = {
     # No backslash: pyarrow's reader reads it (an escape character sends a file to Python's).
     "a.csv": 'id,text,n\n1,"a, b",10\n3,"",\n4,,"40"\n7,plain "inner" quotes,70\n',
     "b.csv": 'id,text,n\n2,"say \\"hi\\", b",20\n5,\'single, quoted\',50\n6,"two\nlines",60\n',
+    # No backslash either, three fields a record: pyarrow's reader would read every record
+    # (unquoting these), so the fast path must see them and hand the file to Python's.
+    "c.csv": (
+        'id,text,n\n8,"say ""hi""",80\n9,"""",90\n10,"x""",100\n11,"q"x,110\n12,"ab" ,120\n'
+        '14,"ab" c,140\n17,"""y",170\n18,""x,180\n'
+    ),
+    # Records of another width, and a line break after doubled quotes.
+    "d.csv": (
+        'id,text,n\n13,"a ""b"", c",130\n15,"say ""hi"""\n16,"two ""quoted""\nlines",160\n'
+        '19,"a"",b",190\n'
+    ),
 }
 CSV_QUOTE_READS = (
     Read({"header": "true"}),
     Read({"header": "true", "inferSchema": "true"}),
+    Read({"header": "true", "multiLine": "true"}),
     Read({"header": "true", "multiLine": "true", "inferSchema": "true"}),
+    Read({"header": "true", "escape": '"'}),
     Read({"header": "true", "quote": "'"}),
     Read({"header": "true"}, "id INT, text STRING, n INT"),
     # FAILFAST on the file without a backslash: the fast reader alone, with no fallback.
@@ -501,8 +515,8 @@ CSV_QUOTE_READS = (
 )
 # csv and json options: another separator, quote, escape and null text, UTF-16, Java date
 # and timestamp patterns, and the reader's timeZone option on wall times Los Angeles skips
-# (2024-03-10 02:30) and repeats (2024-11-03 01:30). Not inferSchema with a dateFormat: Spark
-# infers DATE for "10/03/2024" where pyfile infers STRING, an open difference.
+# (2024-03-10 02:30) and repeats (2024-11-03 01:30); inferSchema finds the DATE column by
+# the dateFormat (Spark's preferDate).
 CSV_OPTIONS_TEXT = (
     "id;name;when;day;amount\n"
     "1;'a;b';2024-03-10 02:30:00.000000;10/03/2024;1.5\n"
@@ -526,6 +540,30 @@ CSV_OPTIONS_READS = (
     Read(
         {**CSV_OPTIONS, "multiLine": "true", "timeZone": "America/Los_Angeles"}, CSV_OPTIONS_SCHEMA
     ),
+    Read({**CSV_OPTIONS, "multiLine": "true", "inferSchema": "true"}),
+    Read({**CSV_OPTIONS, "multiLine": "true", "inferSchema": "true", "preferDate": "false"}),
+)
+# csv date inference (Spark's preferDate, true by default): a value the dateFormat (else
+# yyyy-MM-dd, strictly) parses is a DATE; a DATE column meeting a timestamp becomes TIMESTAMP
+# (in a later row or another file), meeting anything else STRING; a day that does not exist or
+# a looser form (2024-1-5) is no DATE. dateFormat in the files' own order: 10/03/2024 is March.
+CSV_DATES = {
+    "a.csv": "d,dt,td,di,db,loose,bad,dmy,two,sp\n"
+    "2024-01-03,2024-01-03,2024-01-03 10:00:00,2024-01-03,2024-01-03,2024-01-03,2024-02-30,"
+    "10/03/2024,2024-01-03, 2024-01-03\n"
+    "2024-01-04,2024-01-04 10:00:00,2024-01-04,1,true,2024-1-5,2024-01-01,31/12/1999,,\n"
+    ",,,,,,,01/01/2024,,\n",
+    "b.csv": "d,dt,td,di,db,loose,bad,dmy,two,sp\n"
+    "2024-01-05,2024-01-05,2024-01-05,2024-01-05,2024-01-05,2024-01-05,2024-01-05,05/01/2024,"
+    "2024-01-05 10:00:00,2024-01-05\n",
+}
+CSV_DATES_READS = (
+    Read({"header": "true", "inferSchema": "true"}),
+    Read({"header": "true", "inferSchema": "true", "dateFormat": "dd/MM/yyyy"}),
+    Read({"header": "true", "inferSchema": "true", "preferDate": "false"}),
+    Read(
+        {"header": "true", "inferSchema": "true", "dateFormat": "dd/MM/yyyy", "preferDate": "false"}
+    ),
 )
 
 
@@ -541,6 +579,9 @@ JSON_OPTIONS_LINES = [
 JSON_OPTIONS = {"dateFormat": "dd/MM/yyyy", "timestampFormat": "dd.MM.yyyy HH:mm:ss"}
 JSON_OPTIONS_SCHEMA = "id INT, day DATE, when TIMESTAMP"
 JSON_OPTIONS_READS = (
+    Read(
+        JSON_OPTIONS
+    ),  # inferred: JSON infers no DATE (nor TIMESTAMP) from text, dateFormat or not
     Read(JSON_OPTIONS, JSON_OPTIONS_SCHEMA),
     Read({**JSON_OPTIONS, "timeZone": "Asia/Kolkata"}, JSON_OPTIONS_SCHEMA),
     Read({**JSON_OPTIONS, "timeZone": "America/Los_Angeles"}, JSON_OPTIONS_SCHEMA),
@@ -563,6 +604,7 @@ GOLDEN = (
     + [GoldenCase("text-line-breaks", "text", TEXT_FILES, TEXT_READS)]
     + [GoldenCase("csv-quotes", "csv", CSV_QUOTES, CSV_QUOTE_READS)]
     + [GoldenCase("csv-options", "csv", {}, CSV_OPTIONS_READS, _write_utf16_csv)]
+    + [GoldenCase("csv-dates", "csv", CSV_DATES, CSV_DATES_READS)]
     + [
         GoldenCase(
             "json-options", "json", {"a.json": "\n".join(JSON_OPTIONS_LINES)}, JSON_OPTIONS_READS

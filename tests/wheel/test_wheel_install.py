@@ -153,7 +153,8 @@ def test_the_bare_products_demo_names_the_install_at_once(fresh: FreshInstall) -
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
         "pysparksources demo: needs pyspark, azure-eventhub, pysparksources-emulator, not "
-        'installed here: pip install "pysparksources[demo]"'
+        'installed here: pip install "./packages/pysparksources[demo]" in a clone of the '
+        "repository, or its wheel with [demo] (README: Install)"
     ]
     assert fresh.bare_demo_seconds < 30
 

@@ -69,6 +69,24 @@ def test_cli_serves_config_hubs_until_interrupted(tmp_path: Path) -> None:
     assert list((tmp_path / "data" / "fromfile" / "1").glob("*.seg"))
 
 
+def test_a_busy_port_ends_in_one_line_naming_the_port_and_the_fix() -> None:
+    """A second emulator on a port in use (here a listening socket) exits at once with one
+    line: the address, and --port, not the bind's traceback."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        result = subprocess.run(
+            [COMMAND, "--port", str(port)], capture_output=True, text=True, timeout=60
+        )
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert f"127.0.0.1:{port} is already in use" in lines[0]
+    assert "--port" in lines[0] and "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
 def _wait_or_show_stacks(proc: subprocess.Popen[str], stderr: Path) -> None:
     """Wait for a clean exit; if it hangs, fail with every thread's stack (the CLI's SIGUSR1)."""
     try:

@@ -30,7 +30,7 @@ def _failure(df: Any, tmp_path: Path, out: Path | str | None = None, **options: 
 
 
 CASES = [
-    ({"format": "avro"}, "invalid value 'avro' for option 'format'"),
+    ({"format": "xml"}, "invalid value 'xml' for option 'format'"),
     ({"compression": "lzo"}, "expected one of none, uncompressed, snappy"),
     ({"format": "json", "compression": "snappy"}, "expected one of none, uncompressed, gzip"),
     ({"partitionBy": "nope"}, "column 'nope' is not in the data"),
@@ -73,7 +73,7 @@ def test_bad_paths(tmp_path: Path) -> None:
 
 def test_secrets_never_in_errors(tmp_path: Path) -> None:
     secret = "AccountKey=c2VjcmV0LXNlY3JldA=="
-    text = _construct(tmp_path / "out", format="avro", **{"fs.connection_string": secret})
+    text = _construct(tmp_path / "out", format="xml", **{"fs.connection_string": secret})
     assert "c2VjcmV0" not in text
     from pyspark.sql.types import LongType, StructField, StructType
 
@@ -84,7 +84,7 @@ def test_secrets_never_in_errors(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("options", "message"),
-    [({"format": "avro"}, "'format'"), ({"partitionBy": "nope"}, "column 'nope' is not")],
+    [({"format": "xml"}, "'format'"), ({"partitionBy": "nope"}, "column 'nope' is not")],
 )
 def test_bad_option_fails_the_real_query_at_start(
     spark: Any, tmp_path: Path, options: dict[str, str], message: str

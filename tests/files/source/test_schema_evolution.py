@@ -8,6 +8,7 @@ column's name, the options' errors) is tested in process: tests/files/test_schem
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -224,3 +225,107 @@ def test_a_kill_while_a_task_meets_new_columns_loses_and_repeats_no_row(
     assert [row_id for row_id, _ in found] == [1, 2, 3, 4, 5]
     cities = [json.loads(text)["city"] if text else None for _, text in found]
     assert cities == ([None] * 5 if mode == "none" else [None, None, "Oslo", "Rome", None])
+
+
+def test_the_guides_restart_on_a_schema_change(spark: Any, tmp_path: Path) -> None:
+    """docs/schema-inference.md's recipe: the driver gets a StreamingQueryException whose text
+    names SchemaChangedError; starting the query again (a new load()) reads the new column."""
+    from pyspark.errors import StreamingQueryException
+
+    src, out, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "ck"
+    _json(src, "1.json", {"id": 1, "name": "a"})
+
+    def start() -> Any:
+        return (
+            _stream(spark, src, tmp_path)
+            .writeStream.format("parquet")
+            .option("checkpointLocation", str(checkpoint))
+            .trigger(availableNow=True)
+            .start(str(out))
+        )
+
+    start().awaitTermination()
+    _json(src, "2.json", {"id": 2, "name": "b", "city": "Oslo"})
+    stops = []
+    while True:
+        query = start()
+        try:
+            query.awaitTermination()
+            break
+        except StreamingQueryException as error:
+            if "SchemaChangedError" not in str(error):
+                raise
+            stops.append(str(error))
+    assert len(stops) == 1, stops
+    rows = spark.read.option("mergeSchema", True).parquet(str(out)).select("id", "city")
+    assert sorted(tuple(r) for r in rows.collect()) == [(1, None), (2, "Oslo")]
+
+
+_DROPPING_STREAM = """
+import sys
+from pyspark.sql import SparkSession
+
+spark = (
+    SparkSession.builder.master("local[1]")
+    .config("spark.ui.enabled", "false")
+    .config("spark.ui.showConsoleProgress", "false")
+    .getOrCreate()
+)
+spark.sparkContext.setLogLevel("ERROR")
+base = sys.argv[1]
+frame = (
+    spark.readStream.format("pyfile").option("format", "json")
+    .option("sourceLogLocation", base + "/log").load(base + "/in")
+)
+query = (
+    frame.writeStream.format("parquet").option("checkpointLocation", base + "/ck")
+    .start(base + "/out")
+)
+query.processAllAvailable()
+late = (("2.json", '{"id": 2, "city": "Oslo"}'), ("3.json", '{"id": 3, "CITY": "Rome"}'))
+for name, line in late:
+    open(base + "/in/" + name, "w").write(line + "\\n")
+    query.processAllAvailable()
+query.stop()
+print(sorted(tuple(r) for r in spark.read.parquet(base + "/out").collect()))
+"""
+
+
+@pytest.mark.slow
+def test_a_stream_without_a_schema_location_warns_of_the_columns_it_drops(
+    tmp_path: Path,
+) -> None:
+    """No .schema(), no schemaLocation: a later file's new column is dropped, as Spark's file
+    source drops it, but the log says so once, naming the file, the column and the option."""
+    import subprocess
+    import sys
+
+    from support.spark_processes import worker_env
+
+    _json(tmp_path / "in", "1.json", {"id": 1})
+    result = subprocess.run(
+        [sys.executable, "-c", _DROPPING_STREAM, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=worker_env() | {"PYSPARK_PYTHON": sys.executable},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "[(1,), (2,), (3,)]"  # the column is not read
+    warnings = [line for line in result.stderr.splitlines() if "schema lacks" in line]
+    assert len(warnings) == 1, result.stderr[-3000:]  # 3.json's CITY is the same column
+    assert f"file://{tmp_path}/in/2.json" in warnings[0] and "'city'" in warnings[0]
+    assert "schemaLocation" in warnings[0] and "addNewColumns" in warnings[0]
+
+
+def test_new_columns_are_warned_of_once_per_set(caplog: pytest.LogCaptureFixture) -> None:
+    from pysparksources.files.schema.evolution import warn_new_columns
+
+    with caplog.at_level(logging.WARNING, logger="pysparksources.files.schema.evolution"):
+        warn_new_columns("file:///in/a.json", ["warned_once_x"])
+        warn_new_columns("file:///in/b.json", ["WARNED_ONCE_X"])
+        warn_new_columns("file:///in/c.json", ["warned_once_x", "warned_once_y"])
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2, lines
+    assert "file:///in/a.json" in lines[0] and "'warned_once_x'" in lines[0]
+    assert "file:///in/c.json" in lines[1]

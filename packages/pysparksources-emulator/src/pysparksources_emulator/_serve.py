@@ -8,6 +8,7 @@ partitions whose ``PartitionCount`` grew there, as a Premium/Dedicated namespace
 from __future__ import annotations
 
 import argparse
+import errno
 import faulthandler
 import logging
 import signal
@@ -128,7 +129,17 @@ def _jwt_authority(args: argparse.Namespace) -> JwtAuthority:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     config = config_from_args(args)
-    emulator = EventHubsEmulator(config, host=args.host, port=args.port).start()
+    try:
+        emulator = EventHubsEmulator(config, host=args.host, port=args.port).start()
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            raise SystemExit(_port_in_use(args.host, args.port)) from None
+        if error.errno == errno.EADDRNOTAVAIL:
+            raise SystemExit(
+                f"pysparksources-emulator: cannot listen on {args.host}: no such address on "
+                "this machine (--host takes one of its addresses, e.g. 127.0.0.1)"
+            ) from None
+        raise
     stop = threading.Event()
     reload = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -155,6 +166,16 @@ def run(args: argparse.Namespace) -> int:
     finally:
         emulator.stop()
     return 0
+
+
+def _port_in_use(host: str, port: int) -> str:
+    """The one line a busy port ends in, with the fix, instead of the bind's traceback."""
+    return (
+        f"pysparksources-emulator: {host}:{port} is already in use (another emulator, or "
+        f"another AMQP server, is listening there): stop it, or start this one on another "
+        f"port with --port {port + 1 if 0 < port < 65535 else 5673} (or --port 0 to pick a "
+        "free one, printed in the connection strings)"
+    )
 
 
 def grow_from_config(path: Path | None, emulator: EventHubsEmulator) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 
+from pysparksources._core.install_hint import pip_install
 from pysparksources.errors import PySparkSourcesError
 
 __all__ = ["DEMO", "REQUIREMENTS", "check_requirements"]
@@ -37,7 +38,7 @@ def check_requirements() -> None:
     if not missing:
         return
     if missing == ["pysparksources-emulator"]:
-        fix = 'pip install pysparksources-emulator (or pip install "pysparksources[demo]")'
+        fix = pip_install("pysparksources-emulator")
     else:
-        fix = 'pip install "pysparksources[demo]"'
+        fix = pip_install(extra="demo")
     raise PySparkSourcesError(DEMO, f"needs {', '.join(missing)}, not installed here: {fix}")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pysparksources._core import worker_python
+from pysparksources._core.install_hint import pip_install
 
 __all__ = ["run_doctor"]
 
@@ -56,9 +57,7 @@ def _spark_line() -> Check:
     except UnsupportedSparkError as exc:
         return Check("Spark", False, exc.detail, "pip install 'pyspark[connect]>=4.0,<5'")
     except ImportError as exc:
-        return Check(
-            "Spark", False, f"cannot import PySpark ({exc})", "pip install 'pysparksources[spark]'"
-        )
+        return Check("Spark", False, f"cannot import PySpark ({exc})", pip_install(extra="spark"))
     features = "".join(
         f"\n         {what}: {how}" for what, how in compat.engine_features().items()
     )
@@ -69,7 +68,7 @@ def _worker_python() -> Check:
     chosen = os.environ.get("PYSPARK_PYTHON")
     python = chosen or shutil.which("python3") or "python3"
     how = "PYSPARK_PYTHON" if chosen else "python3 from PATH (PYSPARK_PYTHON is unset)"
-    fix = f"{worker_python.fix()}   (or pip install pysparksources into {python})"
+    fix = f"{worker_python.fix()}   (or install pysparksources into {python}: {pip_install()})"
     try:
         result = subprocess.run(
             [python, "-c", _IMPORT_SHIMS], capture_output=True, text=True, timeout=120
@@ -84,8 +83,8 @@ def _worker_python() -> Check:
     if not names:
         fix = (
             "the pyspark_* modules are not on that Python's sys.path: reinstall the package "
-            "(pip install . or pip install -e . in a checkout); an editable install with "
-            "--config-settings editable_mode=strict hides them"
+            f"({pip_install()}; or pip install -e ./packages/pysparksources); an editable "
+            "install with --config-settings editable_mode=strict hides them"
         )
     return Check("worker Python", bool(names), detail, fix)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from pysparksources._core.install_hint import pip_install
 from pysparksources.errors import ArgumentError, UnsupportedSparkError
 
 __all__ = ["SOURCES", "SourceEntry", "load_source"]
@@ -51,7 +52,7 @@ def load_source(name: str) -> type:
         raise exc.bare() from None
     except ImportError as exc:
         extra = "spark" if (exc.name or "").partition(".")[0] == "pyspark" else entry.extra
-        hint = f" (install it with: pip install 'pysparksources[{extra}]')" if extra else ""
+        hint = f" (install it with: {pip_install(extra=extra)})" if extra else ""
         raise ImportError(f"source {name!r} needs a missing dependency: {exc}{hint}") from exc
     cls: type = getattr(module, class_name)
     return cls

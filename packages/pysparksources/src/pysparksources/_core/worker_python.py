@@ -34,6 +34,7 @@ __all__ = [
     "register_source",
     "require_workers_import",
     "resolves_to",
+    "this_python",
 ]
 
 _log = logging.getLogger("pysparksources")
@@ -43,9 +44,23 @@ _IN_SPARK_WORKER = "PYTHON_WORKER_FACTORY_SECRET"
 _DOCTOR = "`pysparksources doctor` checks a setup"
 
 
+def this_python() -> str:
+    """This interpreter, spelled as the README spells it: a virtual environment's ``python3``
+    (what some launchers record as ``sys.executable``) becomes its ``python`` beside it."""
+    executable = sys.executable
+    plain = os.path.join(os.path.dirname(executable), "python")
+    if (
+        os.path.basename(executable) != "python"
+        and os.path.exists(plain)
+        and os.path.realpath(plain) == os.path.realpath(executable)
+    ):
+        return plain
+    return executable
+
+
 def fix() -> str:
     """The one-line fix: make Spark's workers run this interpreter."""
-    return f"export PYSPARK_PYTHON={sys.executable} before Spark starts"
+    return f"export PYSPARK_PYTHON={this_python()} before Spark starts"
 
 
 def _is_script(path: str) -> bool | None:

@@ -20,6 +20,7 @@ from pysparksources._core.avro_schema import (
     spark_type,
     walk,
 )
+from pysparksources._core.install_hint import pip_install
 from pysparksources._core.options import Options
 from pysparksources.errors import OptionError, SchemaError
 from pysparksources.eventhubs import NAME
@@ -61,7 +62,7 @@ def _require(module: str, option: str, extra: str) -> None:
         raise OptionError.unsupported(
             NAME,
             option,
-            f"needs {module}, not installed here: pip install 'pysparksources[{extra}]'",
+            f"needs {module}, not installed here: {pip_install(extra=extra)}",
         )
 
 

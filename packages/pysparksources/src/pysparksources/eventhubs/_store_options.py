@@ -12,6 +12,7 @@ import importlib.util
 import re
 from urllib.parse import urlparse
 
+from pysparksources._core.install_hint import pip_install
 from pysparksources._core.option_table import Use
 from pysparksources._core.options import Options
 from pysparksources.errors import OptionError
@@ -78,7 +79,7 @@ def parse_checkpoint_store(
             NAME,
             STORE_CONTAINER.name,
             f"needs {' and '.join(missing)}, not installed here: "
-            "pip install 'pysparksources[checkpointstore]'",
+            + pip_install(extra="checkpointstore"),
         )
     update = opts.value(STORE_UPDATE) and opts.use != Use.BATCH_READ  # batch reads write nothing
     return opts.fill(CheckpointStoreConfig, container=container, update=update, account=account)

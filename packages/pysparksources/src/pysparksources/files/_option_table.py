@@ -510,7 +510,8 @@ CORRUPT_RECORD_COLUMN = Text(
 INFER_SCHEMA = Flag(
     name="inferSchema",
     doc="csv, reads without a schema: infer each column's type from the values (int, bigint, "
-    "decimal, double, timestamp, boolean) as Spark does; false reads every column as STRING.",
+    "decimal, double, date, timestamp, boolean) as Spark does; false reads every column as "
+    "STRING.",
     default="false",
     uses=Use.READ,
     config_field="InferenceOptions.infer_types",

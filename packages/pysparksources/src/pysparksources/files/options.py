@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal, overload
 
+from pysparksources._core.install_hint import pip_install
 from pysparksources._core.option_table import Option, Use
 from pysparksources._core.options import Options
 from pysparksources._redact import public_url
@@ -264,7 +265,7 @@ def _notifications(opts: Options, location: FileLocation) -> NotificationOptions
     ):
         raise opts.error(
             DISCOVERY,
-            f"notifications from this queue need {module}: pip install 'pysparksources[{extra}]'",
+            f"notifications from this queue need {module}: {pip_install(extra=extra)}",
         )
     return opts.fill(
         NotificationOptions,

@@ -45,7 +45,7 @@ from pysparksources.files.config import ReaderOptions, SourceConfig
 from pysparksources.files.formats import format_named, read_split
 from pysparksources.files.offsets import LogOffset, LogReport
 from pysparksources.files.planning import FilePartition, ReadContext, plan_partitions
-from pysparksources.files.schema.evolution import evolution_of
+from pysparksources.files.schema.evolution import evolution_of, warn_if_new_columns
 from pysparksources.files.schema.rescue import read_evolving
 from pysparksources.files.sink.manifest import committed_files
 from pysparksources.files.source.admission import Admission
@@ -142,7 +142,7 @@ class FileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # 
         require_folder(config)
         self._config = config
         self._target = _arrow_schema(schema, config)
-        self._evolution = evolution_of(config, schema)
+        self._evolution = evolution_of(config, schema, stream=True)
         self._state: _DriverState | None = None
         self._engine = EngineCalls()
 
@@ -487,10 +487,14 @@ def read_partition(partition: FilePartition) -> Iterator[pa.RecordBatch]:
                 scrubbed(str(error)),
             )
 
+    evolution = context.evolution
     fit = None
-    if context.evolution is not None:
-        fit = functools.partial(read_evolving, evolution=context.evolution)
+    if evolution is not None and not evolution.warns_new_columns:
+        fit = functools.partial(read_evolving, evolution=evolution)
     for split in partition.splits:
+        if evolution is not None and evolution.warns_new_columns and split.start == 0:
+            url = context.location.url(split.path)
+            warn_if_new_columns(evolution, split.path, url, context.target.names)
         yield from read_split(
             context.location, split, context.target, context.reader, record_corrupt, fit
         )

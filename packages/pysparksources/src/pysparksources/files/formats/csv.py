@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.types import DataType, NullType, StringType, StructField, StructType
 
+from pysparksources._core.option_table import Flag, Use
 from pysparksources.errors import SchemaError
 from pysparksources.files import NAME
 from pysparksources.files.formats._csv_records import (
@@ -49,14 +50,23 @@ from pysparksources.files.formats._tolerant import (
     RecordsFormat,
     fast_then_records,
 )
-from pysparksources.files.values.inferred_types import canonical, csv_token_type
+from pysparksources.files.values.inferred_types import canonical, csv_date_rule, csv_token_type
 from pysparksources.files.values.rendering import concatenated, csv_header, csv_lines
 
 if TYPE_CHECKING:
     from pysparksources.files.config import ReaderOptions, SinkConfig
     from pysparksources.files.storage.folder_listing import FileEntry
 
-__all__ = ["FORMAT", "Csv", "string_batches"]
+__all__ = ["FORMAT", "PREFER_DATE", "Csv", "string_batches"]
+
+PREFER_DATE = Flag(
+    name="preferDate",
+    doc="csv, with inferSchema: a column whose values all parse with dateFormat (else "
+    "yyyy-MM-dd, strictly) is a DATE, as in Spark; false infers no DATE (such values are "
+    "TIMESTAMP or STRING).",
+    default="true",
+    uses=Use.READ,
+)
 
 
 class Csv(RecordsFormat, WritableFormat):
@@ -97,6 +107,9 @@ class Csv(RecordsFormat, WritableFormat):
         names = _names(values, reader.header, reader.null_value)
         types: list[DataType] = [NullType() for _ in names]
         if sample.inference.infer_types:
+            dates = csv_date_rule(
+                reader.date_format, reader.format_option(PREFER_DATE) is not False
+            )
             sampler = sample.sampler()
             for entry in files:
                 if sample.budget.spent:
@@ -109,7 +122,7 @@ class Csv(RecordsFormat, WritableFormat):
                     if sample.skipped(sampler):
                         continue
                     for i, token in enumerate(tokens[: len(types)]):
-                        types[i] = csv_token_type(types[i], token)
+                        types[i] = csv_token_type(types[i], token, dates)
                     sample.budget.started = True
         columns = zip(names, types, strict=True)
         return StructType([StructField(name, canonical(t) or StringType()) for name, t in columns])
@@ -207,8 +220,13 @@ def _batches(f: Any, wanted: pa.Schema, opts: ReaderOptions) -> Iterator[pa.Reco
     escape = escape_in_quotes(opts.quote, opts.escape)
     lent = LentFile(f)
     source = as_utf8(lent, opts.encoding)
-    if escape:
-        source = EscapeWatch(source, escape.encode("utf-8"))
+    source = EscapeWatch(
+        source,
+        escape.encode("utf-8"),
+        opts.quote.encode("utf-8"),
+        opts.sep.encode("utf-8"),
+        opts.multi_line,
+    )
     rows = 0
     try:
         reader = csv.open_csv(

@@ -12,11 +12,17 @@ and fits them to the query's schema (see ``rescue``); columns the schema lacks t
   committed the batch, so the restart replays it, reading the new version at ``load()``.
 - ``failOnNewColumns``: the query stops; nothing is recorded.
 - ``rescue`` (and ``none`` with ``rescuedDataColumn``): the values go to the rescued column.
-- ``none``: they are ignored.
+- ``none``: they are ignored; when that is only the default (a stream with an inferred schema
+  and no ``schemaLocation``), the files are still read on the fast path, but each new file's
+  columns are inferred (its sample: one more open) and a warning names the file, the columns
+  and the option that keeps them (:func:`warn_if_new_columns`), once per set of columns in
+  each Python worker.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from dataclasses import dataclass
 from typing import Literal
 
@@ -40,7 +46,11 @@ __all__ = [
     "effective_schema",
     "evolution_of",
     "read_schema_of",
+    "warn_if_new_columns",
+    "warn_new_columns",
 ]
+
+log = logging.getLogger(__name__)
 
 # new_columns: a task first meets columns the schema lacks; before_version / after_version:
 # around recording them as a new schema version (addNewColumns).
@@ -69,6 +79,9 @@ class Evolution:
     location: FileLocation
     reader: ReaderOptions
     inference: InferenceOptions
+    # mode none by default, on a stream with an inferred schema: read on the fast path, and the
+    # columns that ignores are warned of (warn_if_new_columns)
+    warns_new_columns: bool = False
 
     @property
     def rescues_new_columns(self) -> bool:
@@ -111,13 +124,18 @@ def effective_schema(data: StructType, config: SourceConfig, inferred: bool) -> 
     return schema
 
 
-def evolution_of(config: SourceConfig, schema: StructType) -> Evolution | None:
+def evolution_of(
+    config: SourceConfig, schema: StructType, stream: bool = False
+) -> Evolution | None:
     """The tasks' instructions, or None where files are read as before (mode none, no
-    rescued column): Spark's own behaviour, on the fast path."""
+    rescued column): Spark's own behaviour, on the fast path. A stream whose schema pyfile
+    inferred, with no schemaLocation and no mode given, reads by the files' own columns so
+    that the columns it ignores are warned of: a batch read infers from every file."""
     policy = config.schema_policy
     mode = policy.mode()
     rescued = policy.rescued_column()
-    if mode == "none" and rescued is None:
+    warns = stream and policy.inferred and policy.location is None and policy.mode_option is None
+    if mode == "none" and rescued is None and not warns:
         return None
     if format_named(config.reader.format).fixed_schema is not None:
         return None  # every file has the format's one schema: nothing evolves
@@ -130,7 +148,50 @@ def evolution_of(config: SourceConfig, schema: StructType) -> Evolution | None:
     if rescued is not None and not isinstance(schema[rescued].dataType, StringType):
         raise SchemaError(NAME, f"the rescued-data column {rescued!r} must be a STRING column")
     return Evolution(
-        mode, rescued, policy.location, config.location, config.reader, config.inference
+        mode,
+        rescued,
+        policy.location,
+        config.location,
+        config.reader,
+        config.inference,
+        warns_new_columns=warns and mode == "none" and rescued is None,
+    )
+
+
+def warn_if_new_columns(evolution: Evolution, path: str, url: str, known: list[str]) -> None:
+    """Warn of the columns of file ``path`` (as inference on its sample finds them) that are
+    not in ``known``. A file inference cannot read is left to the read, which reports it."""
+    try:
+        columns = evolution.infer(path).names
+    except Exception:  # the read names the problem, with its own options (ignoreCorruptFiles)
+        return
+    lowered = {name.lower() for name in known}
+    new = [name for name in columns if name.lower() not in lowered]
+    if new:
+        warn_new_columns(url, new)
+
+
+# Sets of new columns (lower case) already warned of in this Python process.
+_WARNED: set[frozenset[str]] = set()
+_WARNED_LOCK = threading.Lock()
+
+
+def warn_new_columns(url: str, new: list[str]) -> None:
+    """Warn, once per set of columns in this process, that a file's columns the inferred
+    schema lacks are dropped, and which options keep them."""
+    key = frozenset(name.lower() for name in new)
+    with _WARNED_LOCK:
+        if key in _WARNED:
+            return
+        _WARNED.add(key)
+    log.warning(
+        "%s: file %s has columns the stream's inferred schema lacks, which are not read: %s "
+        "(schemaEvolutionMode=none, the default without schemaLocation). To keep them, set "
+        "schemaLocation: its default mode, addNewColumns, records them as a new schema "
+        "version and stops the query once; a restart reads them",
+        NAME,
+        url,
+        ", ".join(repr(name) for name in new),
     )
 
 

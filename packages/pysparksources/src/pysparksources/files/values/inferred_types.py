@@ -2,7 +2,7 @@
 
 Each rule follows Spark 4's own inference so that a folder read without a schema gets the
 schema ``spark.read`` gives it: csv tokens walk Spark's chain (int, bigint, decimal, double,
-timestamp, boolean, string) from the type the column has so far; JSON values get bigint,
+date, timestamp, boolean, string) from the type the column has so far; JSON values get bigint,
 double, decimal (integers beyond 64 bits), boolean, string, arrays and structs whose fields are
 sorted by name; partition folder values get int, bigint, decimal, double, date, timestamp or
 string. A type seen only as null ends as STRING, as in Spark.
@@ -10,6 +10,7 @@ string. A type seen only as null ends as STRING, as in Spark.
 
 from __future__ import annotations
 
+import calendar
 import datetime
 import decimal
 import re
@@ -41,11 +42,13 @@ from pyspark.sql.types import (
 
 from pysparksources.errors import SchemaError
 from pysparksources.files import NAME
-from pysparksources.files.values.conversions import JAVA_DOUBLE
+from pysparksources.files.values.conversions import JAVA_DOUBLE, pattern_regex
 
 __all__ = [
+    "DateRule",
     "arrow_to_spark",
     "canonical",
+    "csv_date_rule",
     "csv_token_type",
     "json_value_type",
     "merge_csv",
@@ -65,7 +68,8 @@ _CSV_NAN_INF = ("NaN", "Inf", "-Inf")  # Spark's csv nanValue, positiveInf, nega
 # Spark's default timestamp parser (as a cast from string): a year of 4 to 7 digits, then
 # optional month, day, time, fraction and zone.
 _SPARK_TIMESTAMP = re.compile(
-    r"[+-]?\d{4,7}(?:-\d{1,2}(?:-\d{1,2}(?:[T ](?:\d{1,2}(?::\d{1,2}(?::\d{1,2}(?:\.\d{0,9})?)?)?)?"
+    r"[+-]?(?P<y>\d{4,7})(?:-(?P<mo>\d{1,2})(?:-(?P<d>\d{1,2})(?:[T ](?:(?P<h>\d{1,2})"
+    r"(?::(?P<mi>\d{1,2})(?::(?P<s>\d{1,2})(?:\.\d{0,9})?)?)?)?"
     r"\s*(?:Z|UTC|GMT|UT|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?|(?:GMT|UTC|UT)?[+-]\d{1,2}(?::?\d{2})?"
     r"|[A-Za-z]+/[A-Za-z_/+-]+)?)?)?)?"
 )
@@ -84,18 +88,52 @@ def _decimal_type(value: decimal.Decimal) -> DataType | None:
 
 
 # -- csv ----------------------------------------------------------------------------------
-def _csv_integer(token: str) -> DataType:
+DateRule = Callable[[str], bool]
+"""Whether a csv token is a DATE (Spark's preferDate), None when dates are not inferred."""
+
+# Spark's default dateFormat, which inference parses strictly (2024-01-05, not 2024-1-5).
+_DEFAULT_DATE_FORMAT = "yyyy-MM-dd"
+
+
+def csv_date_rule(date_format: str | None, prefer_date: bool) -> DateRule | None:
+    """Spark's csv date inference: with preferDate (its default) a token that the dateFormat
+    (else yyyy-MM-dd) parses whole, as a real day, is a DATE; None without preferDate."""
+    if not prefer_date:
+        return None
+    regex = pattern_regex(date_format or _DEFAULT_DATE_FORMAT)
+    if regex is None:  # a pattern the query start refuses; nothing is a date
+        return lambda token: False
+    pattern = re.compile(regex)
+
+    def is_date(token: str) -> bool:
+        match = pattern.fullmatch(token)
+        if match is None:
+            return False
+        parts = match.groupdict()
+        year = int(parts["y"]) if parts.get("y") else None
+        if year is None and parts.get("yy"):
+            year = 2000 + int(parts["yy"])
+        try:
+            datetime.date(year or 1970, int(parts.get("mo") or 1), int(parts.get("d") or 1))
+        except ValueError:  # no such day: Spark's resolver is strict
+            return False
+        return True
+
+    return is_date
+
+
+def _csv_integer(token: str, dates: DateRule | None) -> DataType:
     if _JAVA_INTEGER.fullmatch(token):
         number = int(token)
         if _INT32[0] <= number <= _INT32[1]:
             return IntegerType()
-    return _csv_long(token)
+    return _csv_long(token, dates)
 
 
-def _csv_long(token: str) -> DataType:
+def _csv_long(token: str, dates: DateRule | None) -> DataType:
     if _JAVA_INTEGER.fullmatch(token) and _INT64[0] <= int(token) <= _INT64[1]:
         return LongType()
-    return _csv_decimal(token)
+    return _csv_decimal(token, dates)
 
 
 def _whole_decimal(text: str) -> DataType | None:
@@ -110,46 +148,73 @@ def _whole_decimal(text: str) -> DataType | None:
     return _decimal_type(exact)
 
 
-def _csv_decimal(token: str) -> DataType:
+def _csv_decimal(token: str, dates: DateRule | None) -> DataType:
     found = _whole_decimal(token)
-    return found if found is not None else _csv_double(token)
+    return found if found is not None else _csv_double(token, dates)
 
 
-def _csv_double(token: str) -> DataType:
+def _csv_double(token: str, dates: DateRule | None) -> DataType:
     if JAVA_DOUBLE.fullmatch(token.strip()) or token in _CSV_NAN_INF:
         return DoubleType()
-    return _csv_timestamp(token)
+    return _csv_date(token, dates)
 
 
-def _csv_timestamp(token: str) -> DataType:
-    if _SPARK_TIMESTAMP.fullmatch(token.strip()):
+def _csv_date(token: str, dates: DateRule | None) -> DataType:
+    if dates is not None and dates(token):
+        return DateType()
+    return _csv_timestamp(token, dates)
+
+
+def _csv_timestamp(token: str, dates: DateRule | None) -> DataType:
+    match = _SPARK_TIMESTAMP.fullmatch(token.strip())
+    if match is not None and _real_time(match):
         return TimestampType()
-    return _csv_boolean(token)
+    return _csv_boolean(token, dates)
 
 
-def _csv_boolean(token: str) -> DataType:
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _real_time(match: re.Match[str]) -> bool:
+    """Whether a timestamp's fields name a real day and time (2024-02-30 is no timestamp)."""
+    parts = {name: int(value) for name, value in match.groupdict().items() if value}
+    month, day = parts.get("mo", 1), parts.get("d", 1)
+    if not 1 <= month <= 12:
+        return False
+    days = _MONTH_DAYS[month - 1] + (month == 2 and calendar.isleap(parts["y"]))
+    return (
+        1 <= day <= days
+        and parts.get("h", 0) < 24
+        and parts.get("mi", 0) < 60
+        and parts.get("s", 0) < 60
+    )
+
+
+def _csv_boolean(token: str, dates: DateRule | None) -> DataType:
     return BooleanType() if token.lower() in ("true", "false") else StringType()
 
 
-_CSV_CHAIN: dict[type, Callable[[str], DataType]] = {
+_CSV_CHAIN: dict[type, Callable[[str, DateRule | None], DataType]] = {
     NullType: _csv_integer,
     IntegerType: _csv_integer,
     LongType: _csv_long,
     DecimalType: _csv_decimal,
     DoubleType: _csv_double,
+    DateType: _csv_date,
     TimestampType: _csv_timestamp,
     BooleanType: _csv_boolean,
 }
 
 
-def csv_token_type(so_far: DataType, token: str | None) -> DataType:
-    """The column's type after one more token: Spark's chain, from the type so far."""
+def csv_token_type(so_far: DataType, token: str | None, dates: DateRule | None = None) -> DataType:
+    """The column's type after one more token: Spark's chain, from the type so far (``dates``:
+    :func:`csv_date_rule`, None when no token is a DATE)."""
     if token is None or token == "":
         return so_far
     step = _CSV_CHAIN.get(type(so_far))
     if step is None:
         return StringType()
-    return merge_csv(so_far, step(token))
+    return merge_csv(so_far, step(token, dates))
 
 
 def _tightest(left: DataType, right: DataType) -> DataType | None:
@@ -204,6 +269,8 @@ def merge_csv(left: DataType, right: DataType) -> DataType:
     tight = _tightest(left, right)
     if tight is not None:
         return tight
+    if {type(left), type(right)} == {DateType, TimestampType}:  # Spark 4's wider datetime
+        return TimestampType()
     if isinstance(left, StringType) or isinstance(right, StringType):
         return StringType()
     merged = _numeric_merge(left, right)

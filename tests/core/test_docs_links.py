@@ -16,7 +16,16 @@ from support.paths import DOCS, README, ROOT
 
 GUIDES = DOCS / "how-to"
 MAX_GUIDE_LINES = 220  # "short enough to follow in one sitting": about 200 lines
-PAGES = [README, *sorted(DOCS.rglob("*.md"))]
+# The README and the other pages a visitor of the repository opens from it, and every page of the
+# site (docs/changelog.md shows CHANGELOG.md; the package READMEs are what the index shows).
+PAGES = [
+    README,
+    ROOT / "CHANGELOG.md",
+    ROOT / "CONTRIBUTING.md",
+    *sorted(ROOT.glob("packages/*/README.md")),
+    *sorted(ROOT.glob("examples/**/README.md")),
+    *sorted(DOCS.rglob("*.md")),
+]
 # Headings of this page are made by mkdocstrings from `::: module` lines at build time, so no
 # web view has them; the site's strict build checks links into it.
 GENERATED = {DOCS / "api.md"}

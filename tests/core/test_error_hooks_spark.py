@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from pysparksources import errors
 from support.errors import assert_one_line_error, query_failure
 
 pytestmark = pytest.mark.spark
@@ -177,6 +178,10 @@ def test_batch_writes_and_reads_fail_in_the_callers_thread(session: Any, tmp_pat
             str(tmp_path / "out")
         )
     assert_one_line_error(str(caught.value), "did you mean 'compression'?")
+    # errors.cause gives the job our error back from Spark's, as its class.
+    found = errors.cause(caught.value)
+    assert isinstance(found, errors.OptionError), repr(caught.value)
+    assert (found.source, found.option) == ("pyfile", "compresion")
     with pytest.raises(Exception) as caught:
         data.write.format("pyeventhub").option("sharedAccessKey", KEY).mode("append").save()
     message = str(caught.value)
@@ -187,3 +192,5 @@ def test_batch_writes_and_reads_fail_in_the_callers_thread(session: Any, tmp_pat
     with pytest.raises(Exception) as caught:
         df.collect()
     assert_one_line_error(str(caught.value), "the folder (or file) does not exist")
+    found = errors.cause(caught.value)
+    assert isinstance(found, errors.OptionError) and found.option == "path", repr(caught.value)

@@ -46,10 +46,14 @@ VALUE_ERROR_ALLOWED = (
 BUILTIN_ERRORS = {"RuntimeError", "ValueError", "TimeoutError", "Exception", "KeyError"}
 
 
+# The public module's names: its error classes, and the one function that finds them.
+ERROR_NAMES = [name for name in errors.__all__ if name != "cause"]
+
+
 def test_every_public_error_derives_from_the_base_and_is_exported() -> None:
-    for name in errors.__all__:
+    for name in ERROR_NAMES:
         cls = getattr(errors, name)
-        assert issubclass(cls, PySparkSourcesError), name
+        assert isinstance(cls, type) and issubclass(cls, PySparkSourcesError), name
     assert pysparksources.PySparkSourcesError is PySparkSourcesError
     assert pysparksources.OptionError is OptionError
     assert issubclass(OptionError, ValueError)  # existing `except ValueError` keeps working
@@ -66,7 +70,7 @@ def test_messages_start_with_the_source_and_keep_their_parts() -> None:
     assert option.option == "maxFileAge"
 
 
-@pytest.mark.parametrize("name", errors.__all__)
+@pytest.mark.parametrize("name", ERROR_NAMES)
 def test_errors_survive_pickling(name: str) -> None:
     cls = getattr(errors, name)
     error = (
@@ -134,3 +138,73 @@ def test_the_error_reference_names_every_class() -> None:
     reference = (DOCS / "errors.md").read_text()
     missing = [name for name in errors.__all__ if f"`{name}`" not in reference]
     assert not missing, f"docs/errors.md does not describe {missing}"
+
+
+# What Spark's exceptions hold: our error's line among Spark's own lines and a traceback.
+_SPARK_TEXT = """[STREAM_FAILED] Query [id = 5, runId = 6] terminated with exception: Job aborted.
+org.apache.spark.api.python.PythonException: Traceback (most recent call last):
+  File "/x/worker.py", line 1, in main
+    raise error.bare() from None
+pysparksources.errors.SchemaChangedError: pyfile: file 'file:/in/2.json' has new columns 'city'
+\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(PythonRunner.scala:1)
+"""
+
+
+def test_cause_gives_our_error_back_from_sparks_text() -> None:
+    found = errors.cause(RuntimeError(_SPARK_TEXT))
+    assert type(found) is errors.SchemaChangedError
+    assert isinstance(found, errors.SchemaError)
+    assert found.source == "pyfile"
+    assert str(found) == "pyfile: file 'file:/in/2.json' has new columns 'city'"
+    assert pickle.loads(pickle.dumps(found)).detail == found.detail
+
+
+def test_cause_takes_the_last_quoted_error_and_an_options_name() -> None:
+    text = (
+        "pysparksources.errors.DataLossError: pyeventhub: events expired\r\n"
+        "pysparksources.errors.OptionError: pyfile: unknown option 'compresion': did you mean\n"
+    )
+    found = errors.cause(ValueError(text))
+    assert isinstance(found, errors.OptionError) and found.option == "compresion"
+    assert str(found) == "pyfile: unknown option 'compresion': did you mean"
+
+
+def test_cause_returns_our_error_from_the_chain_as_it_is() -> None:
+    ours = errors.CheckpointError("pyfile", "a damaged line")
+    try:
+        try:
+            raise ours
+        except errors.CheckpointError as inner:
+            raise RuntimeError("wrapped") from inner
+    except RuntimeError as outer:
+        assert errors.cause(outer) is ours
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "org.apache.spark.SparkException: Job aborted",
+        # Not at a line's start: quoted inside someone else's text (a record, a file name).
+        "value 'pysparksources.errors.SchemaChangedError: pyfile: x' is not a number",
+        # Not one of the module's error classes.
+        "pysparksources.errors.cause: pyfile: x",
+        "pysparksources.errors.NotAnError: pyfile: x",
+        "pysparksources.errors._InvalidSchema: pyfile: x",
+        # No source name before the message.
+        "pysparksources.errors.SchemaError: no source",
+    ],
+)
+def test_cause_is_none_where_no_error_of_ours_is_quoted(text: str) -> None:
+    assert errors.cause(RuntimeError(text)) is None
+
+
+def test_cause_reads_a_bounded_text_and_chain() -> None:
+    line = "pysparksources.errors.OptionError: pyfile: late\n"
+    assert errors.cause(RuntimeError("x" * (1 << 20) + "\n" + line)) is None
+    error: BaseException = RuntimeError(line)
+    for _ in range(40):  # our error deeper than the chain is read
+        wrapper = RuntimeError("wrapped")
+        wrapper.__cause__ = error
+        error = wrapper
+    assert errors.cause(error) is None

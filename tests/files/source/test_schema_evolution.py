@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from pysparksources import errors
 from support.errors import python_error_lines
 from support.streams import run_available_now
 from support.variants import SESSIONS_CONNECT_SLOW, session_of
@@ -253,7 +254,7 @@ def test_the_guides_restart_on_a_schema_change(spark: Any, tmp_path: Path) -> No
             query.awaitTermination()
             break
         except StreamingQueryException as error:
-            if "SchemaChangedError" not in str(error):
+            if not isinstance(errors.cause(error), errors.SchemaChangedError):
                 raise
             stops.append(str(error))
     assert len(stops) == 1, stops

@@ -11,10 +11,12 @@ working.
 Spark wraps an error raised in its Python workers in its own exception (``PythonException``,
 ``StreamingQueryException``, ``AnalysisException``); the last line of its message is ours, with
 the class's full name: ``pysparksources.errors.OptionError: pyrate: unknown option ...``.
+:func:`cause` gives a job our error back, as its class, from Spark's exception.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TypeVar
 
 from pysparksources._redact import NOT_SHOWN, showable
@@ -41,6 +43,7 @@ __all__ = [
     "UnsupportedError",
     "UnsupportedSparkError",
     "WorkerPythonError",
+    "cause",
 ]
 
 E = TypeVar("E", bound="PySparkSourcesError")
@@ -165,7 +168,8 @@ class SchemaChangedError(SchemaError):
     """A file holds columns the schema lacks (schemaLocation, schemaEvolutionMode).
 
     With addNewColumns the new schema version is recorded before this is raised: restarting
-    the query reads it. A job can catch this error and restart the query.
+    the query reads it. A job finds it in Spark's exception with :func:`cause` and restarts
+    the query.
     """
 
 
@@ -233,3 +237,60 @@ class SchemaRegistryError(ServiceError):
 
 class WorkerPythonError(PySparkSourcesError, RuntimeError):
     """The Python that Spark starts for this session's workers cannot import pysparksources."""
+
+
+# Where Spark quotes our error: a line of its message starting with the class's full name.
+_QUOTED = re.compile(r"^pysparksources\.errors\.([A-Za-z]+): ([A-Za-z][\w-]*): (.*?)\r?$", re.M)
+_QUOTED_OPTION = re.compile(r"option '([^']*)'")
+# Spark's messages hold stack traces; what is read of one is bounded.
+_MAX_TEXT = 1 << 20
+_MAX_CHAIN = 16
+
+
+def cause(error: BaseException) -> PySparkSourcesError | None:
+    """Our error inside ``error`` (one of Spark's exceptions), or None when none is there.
+
+    An error raised in a Spark task or in the Python process Spark starts for ``load()``
+    reaches the job as Spark's own exception (``StreamingQueryException``,
+    ``AnalysisException``, ``PythonException``), whose text quotes ours. This gives it back as
+    its class, so a job tells a schema change from other failures with ``isinstance``::
+
+        except StreamingQueryException as error:
+            if not isinstance(errors.cause(error), errors.SchemaChangedError):
+                raise
+
+    An error of ours met in the exception's chain (``__cause__``, ``__context__``) is returned
+    as it is. One rebuilt from Spark's text carries its class, its message and ``source``
+    (and ``option`` for an :class:`OptionError`, when the message names one); where Spark
+    quotes several, the last is the one that stopped the work.
+    """
+    seen: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and len(seen) < _MAX_CHAIN and current not in seen:
+        if isinstance(current, PySparkSourcesError):
+            return current
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    for each in seen:
+        found = _from_text(str(each)[:_MAX_TEXT])
+        if found is not None:
+            return found
+    return None
+
+
+def _from_text(text: str) -> PySparkSourcesError | None:
+    for match in reversed(list(_QUOTED.finditer(text))):
+        kind = globals().get(match.group(1))
+        if match.group(1) not in __all__ or not (
+            isinstance(kind, type) and issubclass(kind, PySparkSourcesError)
+        ):
+            continue
+        source, detail = match.group(2), match.group(3)
+        rebuilt = kind.__new__(kind)
+        Exception.__init__(rebuilt, f"{source}: {detail}")
+        rebuilt.source, rebuilt.detail = source, detail
+        if isinstance(rebuilt, OptionError):
+            named = _QUOTED_OPTION.search(detail)
+            rebuilt.option = named.group(1) if named else ""
+        return rebuilt
+    return None

@@ -119,6 +119,24 @@ def test_a_stream_reads_avro_from_an_object_store(
     run_available_now(df, out, tmp_path / "ck")
     ids = sorted(r.id for r in spark.read.parquet(str(out)).select("id").collect())
     assert ids == list(range(30))
+    # The same files in a batch read, and written back to the store as Avro by the sink.
+    batch = (
+        spark.read.format("pyfile")
+        .option("format", "avro")
+        .options(**object_store.fs_options())
+        .load(object_store.url("avro/in"))
+    )
+    batch.write.format("pyfile").option("format", "avro").options(**object_store.fs_options()).mode(
+        "append"
+    ).save(object_store.url("avro/copy"))
+    assert fs.glob("avro/copy/*.avro")
+    copied = (
+        spark.read.format("pyfile")
+        .option("format", "avro")
+        .options(**object_store.fs_options())
+        .load(object_store.url("avro/copy"))
+    )
+    assert sorted(r.id for r in copied.select("id").collect()) == list(range(30))
 
 
 def _capture(root: Path, partition: int, files: int, events: int) -> None:

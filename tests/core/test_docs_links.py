@@ -153,3 +153,23 @@ def test_every_guide_fits_one_sitting() -> None:
     assert len(guides) >= 6, guides
     long = {g.name: n for g in guides if (n := len(g.read_text().splitlines())) > MAX_GUIDE_LINES}
     assert not long, f"guides over {MAX_GUIDE_LINES} lines: {long}"
+
+
+KINDS = ("Tutorial", "How-to guides", "Reference", "Design notes")
+
+
+def _linked_from(page: Path) -> set[Path]:
+    return {(page.parent / target).resolve() for target in _LINK.findall(_prose(page.read_text()))}
+
+
+def test_the_nav_and_the_home_page_show_the_four_kinds_and_every_page() -> None:
+    nav = (ROOT / "mkdocs.yml").read_text().split("\nnav:\n", 1)[1]
+    sections = re.findall(r"^  - ([^:\n]+):\s*$", nav, re.MULTILINE)
+    assert sections == list(KINDS), sections
+    home = DOCS / "index.md"
+    for kind in KINDS:
+        assert f"**{kind}" in home.read_text(), f"docs/index.md has no {kind} paragraph"
+    in_nav = {(DOCS / page).resolve() for page in re.findall(r"([\w/.-]+\.md)\s*$", nav, re.M)}
+    shown = _linked_from(home) | _linked_from(GUIDES / "index.md") | {home.resolve()}
+    missing = sorted(str(page.relative_to(DOCS)) for page in in_nav - shown)
+    assert not missing, f"in the nav but not linked from docs/index.md: {missing}"

@@ -1,5 +1,6 @@
 """The docs read where users read them: every relative link of the README and of docs/ leads to a
-file, and to a heading of it, on the repository's web view; every how-to guide fits one sitting.
+file, and to a heading of it, on the repository's web view; every how-to guide fits one sitting;
+the nav and the home page show the four kinds of page (tutorial, how-to, reference, design notes).
 
 The site's strict build (tests/core/test_docs_site.py) checks the links between pages of the
 site with its own heading ids; GitHub makes heading ids by other rules, and the README is no

@@ -2,7 +2,7 @@
 
 The tiers (tests/lines/test_spark_line_tiers.py, ``./dev lines``) run every test marked
 ``lines`` in a virtual environment with that line's PySpark; this module is most of that
-subset, and docs/compatibility.md's support table cites its tests. Where a line behaves
+subset, and docs/testing.md cites it for docs/compatibility.md's support table. Where a line behaves
 differently (Trigger.AvailableNow with an admission limit), the test states each line's
 behaviour and checks the one it runs on.
 """

@@ -6,6 +6,7 @@ import importlib.util
 import re
 from types import ModuleType
 
+from pysparksources import errors
 from pysparksources._core.option_docs import markdown_table
 from pysparksources._core.option_table import Use
 from support.paths import DOCS
@@ -47,6 +48,18 @@ def test_the_emulator_reference_page_is_its_readme_not_an_include_line() -> None
     assert not RENDER.stale_copies(), "docs/emulator-reference.md is stale: run ./dev docs"
     readme = (DOCS.parent / "packages/pysparksources-emulator/README.md").read_text()
     assert text.endswith(readme)
+
+
+def test_the_api_page_is_markdown_rendered_from_the_docstrings() -> None:
+    """The repository's web view shows api.md as the site does: no ``:::`` directive, every
+    public name of the errors module, and the page equal to its rendering."""
+    api = RENDER.api_page()
+    text = api.PAGE.read_text()
+    assert ":::" not in text
+    assert text == api.render(), "docs/api.md differs from the docstrings: run ./dev docs"
+    for name in errors.__all__:
+        assert f"### `pysparksources.errors.{name}`" in text, name
+    assert "### `pysparksources.register`" in text and "#### `EventHubsEmulator." in text
 
 
 def test_every_use_of_every_format_has_a_table_in_the_docs() -> None:

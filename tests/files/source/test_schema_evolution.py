@@ -330,3 +330,77 @@ def test_new_columns_are_warned_of_once_per_set(caplog: pytest.LogCaptureFixture
     assert len(lines) == 2, lines
     assert "file:///in/a.json" in lines[0] and "'warned_once_x'" in lines[0]
     assert "file:///in/c.json" in lines[1]
+
+
+_STOPPING_STREAM = """
+import sys
+from pyspark.errors import StreamingQueryException
+from pyspark.sql import SparkSession
+from pysparksources import errors
+
+base, java_options = sys.argv[1], sys.argv[2]
+builder = (
+    SparkSession.builder.master("local[1]")
+    .config("spark.ui.enabled", "false")
+    .config("spark.ui.showConsoleProgress", "false")
+)
+if java_options:
+    builder = builder.config("spark.driver.extraJavaOptions", java_options)
+spark = builder.getOrCreate()
+spark.sparkContext.setLogLevel("ERROR")
+frame = (
+    spark.readStream.format("pyfile").option("format", "json")
+    .option("sourceLogLocation", base + "/log").option("schemaLocation", base + "/schema")
+    .option("schemaEvolutionMode", "failOnNewColumns").load(base + "/in")
+)
+query = (
+    frame.writeStream.format("parquet").option("checkpointLocation", base + "/ck")
+    .start(base + "/out")
+)
+query.processAllAvailable()
+open(base + "/in/2.json", "w").write('{"id": 2, "city": "Oslo"}\\n')
+try:
+    query.awaitTermination(120)
+except StreamingQueryException as error:
+    print(type(errors.cause(error)).__name__)
+"""
+
+
+def _documented_log4j2() -> str:
+    from support.paths import DOCS
+
+    page = (DOCS / "errors.md").read_text()
+    section = page.split("### One copy of a task's error in the log", 1)[1]
+    return section.split("```properties\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.mark.slow
+def test_the_documented_log4j2_file_logs_a_task_error_once(tmp_path: Path) -> None:
+    """A query stopped by a task's SchemaChangedError: Spark's layers log its traceback several
+    times; with docs/errors.md's log4j2.properties, once (the query's line), and the job still
+    gets the error."""
+    import subprocess
+    import sys
+
+    from support.spark_processes import worker_env
+
+    config = tmp_path / "log4j2.properties"
+    config.write_text(_documented_log4j2())
+    copies = {}
+    for name, options in (
+        ("spark's", ""),
+        ("documented", f"-Dlog4j2.configurationFile=file:{config}"),
+    ):
+        base = tmp_path / name
+        _json(base / "in", "1.json", {"id": 1})
+        result = subprocess.run(
+            [sys.executable, "-c", _STOPPING_STREAM, str(base), options],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=worker_env() | {"PYSPARK_PYTHON": sys.executable},
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert result.stdout.strip() == "SchemaChangedError", result.stdout + result.stderr[-3000:]
+        copies[name] = result.stderr.count("pysparksources.errors.SchemaChangedError:")
+    assert copies["spark's"] > 1 and copies["documented"] == 1, copies

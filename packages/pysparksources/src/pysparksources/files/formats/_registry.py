@@ -6,10 +6,7 @@ adding a format is adding its module. The ``_`` modules are what formats share.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-import sys
-
+from pysparksources._core.module_plugins import declared_by_modules
 from pysparksources.errors import OptionError
 from pysparksources.files import NAME
 from pysparksources.files.formats._file_format import FileFormat, WritableFormat
@@ -19,18 +16,9 @@ __all__ = ["FORMATS", "READ_FORMATS", "WRITE_FORMATS", "format_named", "writable
 
 def _found() -> tuple[FileFormat, ...]:
     # The package is being imported (this module is imported from it), so its path is known.
-    package = sys.modules[__package__]
-    formats = []
-    for module in pkgutil.iter_modules(package.__path__):
-        if module.name.startswith("_"):
-            continue
-        found = getattr(importlib.import_module(f"{__package__}.{module.name}"), "FORMAT", None)
-        if not isinstance(found, FileFormat) or found.name != module.name:
-            raise TypeError(
-                f"{__package__}.{module.name} must define FORMAT, a FileFormat named "
-                f"{module.name!r} (modules of formats/ are formats; helpers start with '_')"
-            )
-        formats.append(found)
+    formats: list[FileFormat] = declared_by_modules(
+        __package__, "FORMAT", FileFormat, lambda fmt: fmt.name, "a FileFormat named"
+    )
     return tuple(sorted(formats, key=lambda fmt: (fmt.listed, fmt.name)))
 
 

@@ -6,11 +6,9 @@ found here at import, so adding a kind of queue is adding its module.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-import sys
 from collections.abc import Mapping
 
+from pysparksources._core.module_plugins import declared_by_modules
 from pysparksources.errors import ArgumentError
 from pysparksources.files import NAME
 from pysparksources.files.source.notifications.queues._queue import (
@@ -23,18 +21,9 @@ __all__ = ["BACKENDS", "backend_for", "backend_named", "open_queue"]
 
 def _found() -> tuple[QueueBackend, ...]:
     # The package is being imported (this module is imported from it), so its path is known.
-    package = sys.modules[__package__]
-    backends = []
-    for module in pkgutil.iter_modules(package.__path__):
-        if module.name.startswith("_"):
-            continue
-        found = getattr(importlib.import_module(f"{__package__}.{module.name}"), "BACKEND", None)
-        if not isinstance(found, QueueBackend) or found.kind != module.name:
-            raise TypeError(
-                f"{__package__}.{module.name} must define BACKEND, a QueueBackend of kind "
-                f"{module.name!r} (modules of queues/ are backends; helpers start with '_')"
-            )
-        backends.append(found)
+    backends: list[QueueBackend] = declared_by_modules(
+        __package__, "BACKEND", QueueBackend, lambda backend: backend.kind, "a QueueBackend of kind"
+    )
     return tuple(sorted(backends, key=lambda backend: backend.kind))
 
 

@@ -83,6 +83,7 @@ def test_receiver_cache_and_partition_spread_hash_vs_balanced_hash(
             .option("connectionString", conn)
             .options(startingPosition="start", maxEventsPerTrigger="400")
             .options(partitionPreferredLocationStrategy=strategy, taskStatsPath=str(stats))
+            .option("minEventsPerTask", "1")  # a task per partition: what the strategies order
             .load()
             .writeStream.format("noop")
             .option("checkpointLocation", str(tmp_path / f"ckpt-{strategy}"))
@@ -109,10 +110,12 @@ def test_pyeventhub_to_pyfile_survives_a_killed_worker_exactly_once(
     conn = emulator.connection_string("lost")
     for pid in range(2):
         send_numbered(conn, pid, range(0, 600))
+    stats = tmp_path / "stats"
     query = (
         cluster_connect.readStream.format("pyeventhub")
         .option("connectionString", conn)
         .options(startingPosition="start", maxEventsPerTrigger="200")
+        .option("taskStatsPath", str(stats))  # each executor's machine: this one
         .load()
         .selectExpr("partition", "sequenceNumber", "CAST(body AS STRING) AS body")
         .writeStream.format("pyfile")
@@ -134,3 +137,7 @@ def test_pyeventhub_to_pyfile_survives_a_killed_worker_exactly_once(
     rows = cluster_connect.read.parquet(str(tmp_path / "out")).collect()
     got = sorted([r.partition, r.sequenceNumber, r.body] for r in rows)
     assert got == sorted([str(p), i, f"p{p}-{i}"] for p in range(2) for i in range(1200))
+    # The default packs both partitions' small ranges into one task that reads them at once:
+    # the path this loss and its task retries went through.
+    lines = [json.loads(line) for f in stats.iterdir() for line in f.read_text().splitlines()]
+    assert lines and all(line["rangesInTask"] == 2 for line in lines), lines[:4]

@@ -142,6 +142,9 @@ def pyeventhub_on_cluster(spark: Any, root: str, conn: str) -> dict[str, Any]:
         spark.readStream.format("pyeventhub")
         .option("connectionString", conn)
         .options(startingPosition="start", maxEventsPerTrigger="1000")
+        # A task per partition, so every batch has work for both executors (packed tasks on
+        # the cluster: test_pyeventhub_to_pyfile_survives_a_killed_worker_exactly_once).
+        .option("minEventsPerTask", "1")
         .load()
         .selectExpr("partition", "sequenceNumber", "CAST(body AS STRING) AS body")
         .withColumn("executor", _executor_tag())

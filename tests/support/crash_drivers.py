@@ -13,7 +13,8 @@ Scenarios:
                 discovery (support/notification_hooks.py)
   pyfile-sink OUT CHECKPOINT TOTAL PER_BATCH   pyrate -> pyfile, with crash hooks if SINK_CRASH_AT
   pyeventhub OUT CHECKPOINT PER_TRIGGER        pyeventhub -> pyfile (EH_CONN in the environment;
-                with STORE_CONN and STORE_CONTAINER, into a checkpoint store too)
+                more options as JSON in EH_OPTIONS; with STORE_CONN and STORE_CONTAINER, into a
+                checkpoint store too)
   pyfile-evolving SRC ROOT                     json with schemaLocation (under ROOT, with the
                 log, checkpoint and output) -> parquet under AvailableNow, pausing at a step
                 of a schema change if EVOLUTION_PAUSE_AT, in EVOLUTION_MODE (addNewColumns)
@@ -163,6 +164,8 @@ def pyeventhub(
         .option("startingPosition", "start")
         .option("maxEventsPerTrigger", per_trigger)
     )
+    if env.get("EH_OPTIONS"):  # more pyeventhub options, as JSON
+        reader = reader.options(**json.loads(env["EH_OPTIONS"]))
     if env.get("STORE_CONTAINER"):  # mirror committed positions into a checkpoint store
         reader = reader.option("checkpointStore.container", env["STORE_CONTAINER"]).option(
             "checkpointStore.connectionString", env["STORE_CONN"]

@@ -141,8 +141,9 @@ def test_a_parked_receiver_reads_ahead_by_events_not_by_the_sdks_batches(
 ) -> None:
     # A steady trickle reaches the SDK in small batches. Counted in batches, a parked
     # receiver stopped 4 of them ahead and the next task received the rest on its own clock.
+    # Parked, it reads one receiveBatchSize ahead (taken by a task, four).
     conn = eventhubs_emulator.connection_string("test")
-    config = _config(conn, prefetchCount="20", receiveBatchSize="25")  # reads 100 ahead
+    config = _config(conn, prefetchCount="20", receiveBatchSize="100")  # reads 100 ahead
     receiver, how = acquire(config, "0", 0)
     assert how == "miss"
     send(conn, ["first"], partition_id="0")

@@ -26,6 +26,7 @@ from pysparksources.eventhubs.options import parse_options
 from pysparksources.eventhubs.planning import (
     EventHubPartition,
     java_string_hash,
+    pack_tasks,
     plan_partitions,
     slot_key,
     split_counts,
@@ -217,7 +218,9 @@ def test_available_now_snapshot_keeps_partitions_outside_it() -> None:
 def _documented_task_stats() -> list[str]:
     """The field names docs/pyeventhub-source.md gives for a taskStatsPath line."""
     docs = (DOCS / "pyeventhub-source.md").read_text()
-    match = re.search(r"appends one JSON line \((.*?)\) to", docs, re.DOTALL)
+    match = re.search(
+        r"appends one JSON line per partition range\s+it read \((.*?)\)\s+to", docs, re.DOTALL
+    )
     assert match is not None, "the taskStatsPath paragraph is gone from the docs"
     return re.findall(r"`(\w+)`", match.group(1))
 
@@ -240,6 +243,7 @@ def test_task_stats_line_has_the_documented_fields(tmp_path: Path) -> None:
     assert (first["reuse"], first["cacheHit"], first["events"]) == ("skip", True, 15)
     assert first["seconds"] == 0.123457 and first["pid"] == os.getpid()
     assert first["batchId"] is None and first["executorId"] is None  # no Spark task here
+    assert first["taskAttemptId"] is None and first["rangesInTask"] == 1
     assert (lines[1]["reuse"], lines[1]["cacheHit"]) == ("miss", False)
 
 
@@ -253,6 +257,58 @@ def test_plan_min_partitions_splits_in_proportion_and_max_still_caps() -> None:
     planned = plan_partitions(config(minPartitions="4"), {"0": (10, 20), "1": (0, 10)}, 2)
     ranges = sorted((p.partition_id, p.start, p.until) for p in planned)
     assert ranges == [("0", 10, 15), ("0", 15, 20), ("1", 0, 5), ("1", 5, 10)]
+
+
+def _shape(tasks: list) -> list[list[tuple[str, int, int]]]:
+    return [[(r.partition_id, r.start, r.until) for r in t.ranges] for t in tasks]
+
+
+def test_pack_tasks_groups_small_ranges_up_to_the_event_and_partition_bounds() -> None:
+    ranges = {str(p): (p * 100, p * 100 + 6250) for p in range(32)}
+    cfg = config()  # defaults: at least 20,000 events, at most 16 partitions per task
+    tasks = pack_tasks(cfg, plan_partitions(cfg, ranges, 32))
+    assert [len(t.ranges) for t in tasks] == [4] * 8  # 4 x 6,250 = 25,000 >= 20,000
+    covered = sorted(r for shape in _shape(tasks) for r in shape)
+    assert covered == sorted((pid, lo, hi) for pid, (lo, hi) in ranges.items())
+    for task in tasks:  # distinct partitions in a task: they are read at the same time
+        assert len({r.partition_id for r in task.ranges}) == len(task.ranges)
+    few = config(maxPartitionsPerTask="3")
+    assert [len(t.ranges) for t in pack_tasks(few, plan_partitions(few, ranges, 32))] == [
+        3
+    ] * 10 + [2]
+    trickle = {str(p): (0, 5) for p in range(40)}
+    assert [len(t.ranges) for t in pack_tasks(cfg, plan_partitions(cfg, trickle, 40))] == [
+        16,
+        16,
+        8,
+    ]
+
+
+def test_pack_tasks_leaves_big_and_split_ranges_one_per_task() -> None:
+    big = {"0": (0, 30_000), "1": (0, 20_000), "2": (0, 5)}
+    cfg = config()
+    shapes = _shape(pack_tasks(cfg, plan_partitions(cfg, big, 3)))
+    # A range of minEventsPerTask or more ends its task: the two big ones are never together
+    # (the small one rides with whichever comes after it in slot order).
+    assert len(shapes) == 2
+    assert all(sum(hi - lo for _, lo, hi in shape) >= 20_000 for shape in shapes)
+    small = {"0": (0, 10), "1": (0, 10)}
+    for options in (
+        {"minEventsPerTask": "1"},
+        {"minPartitions": "2"},
+        {"maxEventsPerPartition": "5"},
+    ):
+        cfg = config(**options)
+        tasks = pack_tasks(cfg, plan_partitions(cfg, small, 2))
+        assert all(len(t.ranges) == 1 for t in tasks), options
+
+
+@pytest.mark.parametrize("splitter", ["minPartitions", "maxEventsPerPartition"])
+def test_packing_and_splitting_together_are_refused_naming_both(splitter: str) -> None:
+    with pytest.raises(OptionError) as caught:
+        config(minEventsPerTask="1000", **{splitter: "4"})
+    message = str(caught.value)
+    assert "minEventsPerTask" in message and splitter in message
 
 
 def test_trigger_gate_holds_back_until_min_or_delay_since_last_batch() -> None:

@@ -242,6 +242,28 @@ MIN_PARTITIONS = Integer(
     uses=Use.READ,
     config_field="SourceConfig.min_partitions",
 )
+MIN_EVENTS_PER_TASK = Integer(
+    name="minEventsPerTask",
+    doc="Pack the ranges of several partitions into one read task, which reads them at once "
+    "(a receiver thread each), until it holds at least this many events: a task's fixed cost "
+    "(Python worker hand-off, receiver look-up) is then paid once per group, not once per "
+    "partition, when partitions outnumber cores. 1 gives every partition a task of its own; "
+    "so does setting maxEventsPerPartition or minPartitions.",
+    default="20000",
+    minimum=1,
+    uses=Use.READ,
+    config_field="SourceConfig.min_events_per_task",
+)
+MAX_PARTITIONS_PER_TASK = Integer(
+    name="maxPartitionsPerTask",
+    doc="Most partitions one read task packs (minEventsPerTask): each is a receiver, an AMQP "
+    "connection and a thread in that task's Python worker.",
+    default="16",
+    minimum=1,
+    maximum=1024,
+    uses=Use.READ,
+    config_field="SourceConfig.max_partitions_per_task",
+)
 FAIL_ON_DATA_LOSS = Flag(
     name="failOnDataLoss",
     doc="Fail when events expired before being read; false: skip to the first retained event.",
@@ -348,7 +370,7 @@ PARTITION_INFO_CACHE_INTERVAL = Duration(
     "new events wait up to this long before a batch can take them. Unset, it is also at "
     "least partitions / 40 seconds, so the driver makes at most 40 management calls a second "
     "(each a new connection and token against Azure); a value you set is used as is.",
-    default="250ms",
+    default="100ms",
     iso=True,
     uses=Use.READ,
     config_field="SourceConfig.info_cache_s",

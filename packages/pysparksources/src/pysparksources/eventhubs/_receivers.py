@@ -71,6 +71,13 @@ _SOCKET_TIMEOUT_S = 0.02
 # events, and a bound of 4 batches parked a receiver ~200 events ahead at 1,000 events/s, so
 # the next task received the rest on its own clock (~100 ms for 1,000 events, not ~10 ms).
 _QUEUE_BATCHES = 4
+# A parked receiver reads ahead one receiveBatchSize only. Spark hands a partition's next batch
+# to any idle worker, so with two executors half the parked receivers are never taken again
+# (the partition moved on elsewhere): what they read ahead is decoded for nothing, and with
+# 4 batches that was a third of a backlog read's CPU (32 partitions on two one-core workers,
+# bench eventhubs-scale). One batch still holds a trickle's next trigger (500 events: half a
+# second at 1,000 events/s a partition), and a task that takes the receiver lifts the bound.
+_PARKED_QUEUE_BATCHES = 1
 # Python objects of one received event besides its body (EventData, annotations): ~1.4 KB
 # measured with tracemalloc on azure-eventhub 5.15.
 _EVENT_OVERHEAD_BYTES = 1536
@@ -112,7 +119,7 @@ def _event_bytes(event: Any) -> int:
     if isinstance(body, (bytes, str)):
         return len(body) + _EVENT_OVERHEAD_BYTES
     try:
-        return sum(len(part) for part in body) + _EVENT_OVERHEAD_BYTES
+        return sum(map(len, body)) + _EVENT_OVERHEAD_BYTES
     except TypeError:  # an AMQP value body: small, or at least not measurable cheaply
         return _EVENT_OVERHEAD_BYTES
 
@@ -206,6 +213,7 @@ class PositionedReceiver:
         self._ahead = threading.Condition()  # guards _queued; signalled as tasks take events
         self._queued = 0  # events in the queue
         self._ahead_limit = _QUEUE_BATCHES * config.receive_batch_size
+        self._parked_ahead_limit = _PARKED_QUEUE_BATCHES * config.receive_batch_size
         self._stop = threading.Event()
         self._failed = False
         self._deliveries = 0
@@ -260,12 +268,15 @@ class PositionedReceiver:
             return
         count = len(item[0])
         with self._ahead:
-            while self._queued and self._queued + count > self._ahead_limit:
+            while self._queued and self._queued + count > self._read_ahead_limit():
                 if self._stop.is_set():
                     return
                 self._ahead.wait(0.2)
             self._queued += count
         self._queue.put(item)
+
+    def _read_ahead_limit(self) -> int:
+        return self._ahead_limit if self._active else self._parked_ahead_limit
 
     def _taken(self, count: int) -> None:
         with self._ahead:
@@ -378,20 +389,39 @@ class PositionedReceiver:
                     f"({self.config.receiver_timeout_s:g}s) while reading sequence numbers "
                     f"{self.next_seq}..{until - 1}{self.group_note()}",
                 ) from None
-            # A reconnecting SDK may redeliver: drop what this receiver already passed.
-            events = [e for e in events if e.sequence_number >= self.next_seq]
-            if not events:
-                continue
-            first = events[0].sequence_number
-            if first > self.next_seq:
-                on_gap(self.next_seq, min(first, until))
-            inside = [e for e in events if e.sequence_number < until]
-            self._pending = [e for e in events if e.sequence_number >= until]
-            self.next_seq = inside[-1].sequence_number + 1 if inside else until
-            if self._pending:
-                self.next_seq = until
+            inside = self._within(events, until, on_gap)
             if inside:
                 yield inside
+
+    def _within(
+        self, events: list[Any], until: int, on_gap: Callable[[int, int], None]
+    ) -> list[Any]:
+        """The events of one delivery below ``until`` that this receiver has not passed yet;
+        those at or past ``until`` are kept for the next task, ``next_seq`` moves on.
+
+        A delivery holds consecutive events of one partition in sequence order, so its ends
+        decide: when both lie in [next_seq, until) the whole list is taken without looking at
+        each event (a sequence number is an SDK property read, about 1 µs, and a backlog task
+        spends most of its time on per-event work).
+        """
+        assert self.next_seq is not None
+        first, last = events[0].sequence_number, events[-1].sequence_number
+        if first == self.next_seq and last < until:
+            self.next_seq = last + 1
+            return events
+        # A reconnecting SDK may redeliver: drop what this receiver already passed.
+        events = [e for e in events if e.sequence_number >= self.next_seq]
+        if not events:
+            return []
+        first = events[0].sequence_number
+        if first > self.next_seq:
+            on_gap(self.next_seq, min(first, until))
+        inside = [e for e in events if e.sequence_number < until]
+        self._pending = [e for e in events if e.sequence_number >= until]
+        self.next_seq = inside[-1].sequence_number + 1 if inside else until
+        if self._pending:
+            self.next_seq = until
+        return inside
 
     def first_event(self, timeout: float) -> Any | None:
         """The first event at the position, or None if none arrives in ``timeout``."""
@@ -408,6 +438,8 @@ class PositionedReceiver:
         """Taken from the cache for a task: that query's timeouts and budget apply now."""
         self.config = config
         self._active = True
+        with self._ahead:  # the SDK's thread may wait for the parked bound: lifted now
+            self._ahead.notify_all()
         _BUDGET.get().wake()
 
     def spinning(self) -> bool:

@@ -1,7 +1,7 @@
-"""The ``taskStatsPath`` diagnostics: one JSON line per read task, for measuring the receiver
-cache and where partitions run (docs/pyeventhub-source.md lists the fields).
+"""The ``taskStatsPath`` diagnostics: one JSON line per range a read task reads, for measuring
+the receiver cache and where partitions run (docs/pyeventhub-source.md lists the fields).
 
-Kept out of the reader: a task calls :func:`record` once, after its range is read, and it does
+Kept out of the reader: a task calls :func:`record` once per range, after it is read, and it does
 nothing unless the option is set. Diagnostics never fail a task: a line that cannot be written
 is dropped, with one warning per process.
 
@@ -51,25 +51,29 @@ def _executor_id() -> str:
     return os.environ.get("SPARK_EXECUTOR_ID") or os.path.basename(os.getcwd())
 
 
-def _task_context() -> tuple[str | None, str | None]:
+def _task_context() -> tuple[str | None, str | None, int | None]:
     try:
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
         if ctx is None:
-            return None, None
+            return None, None, None
         batch = ctx.getLocalProperty("streaming.sql.batchId")
-        return batch, _executor_id()
+        return batch, _executor_id(), int(ctx.taskAttemptId())
     except Exception:
-        return None, None
+        return None, None, None
 
 
-def record(part: EventHubPartition, reuse: str, events: int, seconds: float) -> None:
-    """Append this task's line to ``<taskStatsPath>/tasks-<pid>.jsonl`` when the option is set."""
+def record(
+    part: EventHubPartition, reuse: str, events: int, seconds: float, ranges_in_task: int = 1
+) -> None:
+    """Append this range's line to ``<taskStatsPath>/tasks-<pid>.jsonl`` when the option is
+    set: one per range, so a task that reads several partitions writes several lines, with the
+    same ``taskAttemptId``."""
     path = part.config.task_stats_path
     if path is None:
         return
-    batch, executor = _task_context()
+    batch, executor, attempt = _task_context()
     line = {
         "batchId": None if batch is None else int(batch),
         "partition": part.partition_id,
@@ -78,6 +82,8 @@ def record(part: EventHubPartition, reuse: str, events: int, seconds: float) -> 
         "executorId": executor,
         "host": os.uname().nodename,
         "pid": os.getpid(),
+        "taskAttemptId": attempt,
+        "rangesInTask": ranges_in_task,
         "cacheHit": reuse != "miss",
         "reuse": reuse,
         "events": events,

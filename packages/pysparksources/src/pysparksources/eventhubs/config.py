@@ -91,6 +91,8 @@ class SourceConfig:
     partitions: tuple[str, ...] | None
     max_events_per_partition: int | None
     min_partitions: int | None
+    min_events_per_task: int
+    max_partitions_per_task: int
     fail_on_data_loss: bool
     receiver_timeout_s: float
     operation_timeout_s: float

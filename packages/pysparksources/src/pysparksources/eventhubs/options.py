@@ -33,9 +33,12 @@ from pysparksources.eventhubs._option_table import (
     ENDING_POSITIONS,
     EVENT_HUB_NAME,
     FULLY_QUALIFIED_NAMESPACE,
+    MAX_EVENTS_PER_PARTITION,
     MAX_EVENTS_PER_TRIGGER,
     MAX_TRIGGER_DELAY,
+    MIN_EVENTS_PER_TASK,
     MIN_EVENTS_PER_TRIGGER,
+    MIN_PARTITIONS,
     PARTITION_INFO_CACHE_INTERVAL,
     SHARED_ACCESS_KEY,
     SHARED_ACCESS_KEY_NAME,
@@ -276,12 +279,27 @@ def _check_trigger_bounds(opts: Options) -> None:
         )
 
 
+def _check_task_shape(opts: Options) -> None:
+    """minEventsPerTask packs partitions into fewer tasks; maxEventsPerPartition and
+    minPartitions split them into more: asking for both is a contradiction, said at once."""
+    if not opts.has(MIN_EVENTS_PER_TASK):
+        return
+    for splitter in (MAX_EVENTS_PER_PARTITION, MIN_PARTITIONS):
+        if opts.has(splitter):
+            raise opts.error(
+                MIN_EVENTS_PER_TASK,
+                f"packs partitions into fewer read tasks, while {splitter.name} splits them "
+                "into more: set one or the other",
+            )
+
+
 def _source(opts: Options, schema: StructType | None) -> SourceConfig:
     connection = _connection(opts)
     group = opts.value(CONSUMER_GROUP)
     if not group.strip():
         raise opts.error(CONSUMER_GROUP, "expected a consumer group name")
     _check_trigger_bounds(opts)
+    _check_task_shape(opts)
     config = opts.fill(
         SourceConfig,
         connection=connection,

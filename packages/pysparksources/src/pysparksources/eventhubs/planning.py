@@ -1,8 +1,14 @@
-"""Planning a batch: one InputPartition per Event Hubs partition range, in slot-key order.
+"""Planning a batch: Event Hubs partition ranges in slot-key order, packed into read tasks.
 
 A range may be split into several read tasks over disjoint sequence-number ranges
 (``maxEventsPerPartition``, ``minPartitions``): each opens its own receiver at its first
 sequence number, so one busy partition is read by several Python workers at once.
+
+Otherwise small ranges are packed together (``minEventsPerTask``, ``maxPartitionsPerTask``):
+one task reads several partitions at once, a receiver thread each, as one SDK process reads
+many partitions. A batch of 32 partitions of 6,250 events each on two cores was 32 tasks, each
+paying Spark's hand-off to a Python worker and a receiver look-up for about 0.4 s of decoding;
+packed, it is 8 (see docs/performance.md, "Event Hubs at scale").
 
 Spark's Python data source API has no preferred locations (the JVM's PythonInputPartition
 uses none), so the Scala connector's executor choice cannot be expressed. The slot key it
@@ -24,7 +30,9 @@ from pysparksources.eventhubs.config import SourceConfig
 
 __all__ = [
     "EventHubPartition",
+    "EventHubTask",
     "java_string_hash",
+    "pack_tasks",
     "plan_partitions",
     "slot_key",
     "split_counts",
@@ -33,13 +41,24 @@ __all__ = [
 
 @dataclass
 class EventHubPartition(InputPartition):  # type: ignore[misc]
-    """Events [start, until) of one Event Hubs partition; all a read task needs."""
+    """Events [start, until) of one Event Hubs partition."""
 
     config: SourceConfig
     partition_id: str
     start: int
     until: int
     slot: int
+
+    @property
+    def size(self) -> int:
+        return self.until - self.start
+
+
+@dataclass
+class EventHubTask(InputPartition):  # type: ignore[misc]
+    """What one read task reads: ranges of distinct partitions, read at the same time."""
+
+    ranges: tuple[EventHubPartition, ...]
 
 
 def java_string_hash(text: str) -> int:
@@ -99,3 +118,31 @@ def plan_partitions(
             planned.append(EventHubPartition(config, pid, lo, hi, slot))
     planned.sort(key=lambda p: (p.slot, int(p.partition_id), p.start))
     return planned
+
+
+def pack_tasks(config: SourceConfig, planned: list[EventHubPartition]) -> list[EventHubTask]:
+    """Consecutive planned ranges packed into tasks of at least ``minEventsPerTask`` events
+    and at most ``maxPartitionsPerTask`` ranges (the last task may hold fewer events).
+
+    A split range (``maxEventsPerPartition``, ``minPartitions``) stays a task of its own:
+    those options ask for more tasks, and two pieces of one partition in one task would be
+    read one after the other anyway.
+    """
+    if (
+        config.min_events_per_task <= 1
+        or config.max_events_per_partition is not None
+        or config.min_partitions is not None
+    ):
+        return [EventHubTask((part,)) for part in planned]
+    tasks: list[EventHubTask] = []
+    current: list[EventHubPartition] = []
+    events = 0
+    for part in planned:
+        current.append(part)
+        events += part.size
+        if events >= config.min_events_per_task or len(current) >= config.max_partitions_per_task:
+            tasks.append(EventHubTask(tuple(current)))
+            current, events = [], 0
+    if current:
+        tasks.append(EventHubTask(tuple(current)))
+    return tasks

@@ -15,7 +15,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ from pysparksources._core.compat import (
 )
 from pysparksources._core.datasource import read_planned
 from pysparksources._core.engine_calls import EngineCalls
+from pysparksources._core.worker_gc import rarer_collections
 from pysparksources.errors import (
     DataLossError,
     MalformedRecordError,
@@ -51,18 +52,26 @@ from pysparksources.eventhubs._receivers import (
     release,
 )
 from pysparksources.eventhubs._refusals import CONFIRM
+from pysparksources.eventhubs._task_ranges import read_ranges
 from pysparksources.eventhubs.config import SourceConfig
 from pysparksources.eventhubs.offsets import HubOffset, HubReport
-from pysparksources.eventhubs.planning import EventHubPartition, plan_partitions
+from pysparksources.eventhubs.planning import (
+    EventHubPartition,
+    EventHubTask,
+    pack_tasks,
+    plan_partitions,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
-__all__ = ["EventHubBatchReader", "EventHubStreamReader", "read_partition"]
+__all__ = ["EventHubBatchReader", "EventHubStreamReader", "read_partition", "read_task"]
 
 log = logging.getLogger(__name__)
 Offset = dict[str, Any]
 _ROWS_PER_ARROW_BATCH = 8192
+_EVENTS_PER_CONVERSION = 256  # see _RowBuffer
+_CONCAT_BATCHES = hasattr(pa, "concat_batches")
 _STORE_FLUSH_S = 30.0  # longest wait for the last positions to reach the checkpoint store
 
 
@@ -199,6 +208,54 @@ def _record_batch(config: SourceConfig, events: list[Any], partition_id: str) ->
     if not config.body.avro:
         return batch
     return decode_batch(config, batch, [event.content_type for event in events])
+
+
+class _RowBuffer:
+    """Received events turned into Arrow a few hundred at a time, handed on in batches of
+    about :data:`_ROWS_PER_ARROW_BATCH` rows.
+
+    The SDK delivers a hundred events or so at a time and Spark's Arrow hop prefers big
+    batches, but holding the events themselves until a big batch is full kept thousands of
+    SDK objects (a dozen tracked containers each) alive per partition: Python's cyclic garbage
+    collector walked them again and again, a third of a backlog read's CPU. Converted early,
+    only column buffers wait.
+    """
+
+    def __init__(self, config: SourceConfig, partition_id: str) -> None:
+        self._config = config
+        self._partition_id = partition_id
+        self._events: list[Any] = []
+        self._converted: list[pa.RecordBatch] = []
+        self._rows = 0
+
+    def add(self, events: list[Any]) -> pa.RecordBatch | None:
+        """Take a delivery; a full record batch when one is ready."""
+        self._events.extend(events)
+        self._rows += len(events)
+        if len(self._events) >= _EVENTS_PER_CONVERSION:
+            self._convert()
+        return self.flush() if self._rows >= _ROWS_PER_ARROW_BATCH else None
+
+    def _convert(self) -> None:
+        if self._events:
+            self._converted.append(_record_batch(self._config, self._events, self._partition_id))
+            self._events = []
+
+    def flush(self) -> pa.RecordBatch | None:
+        """Everything held, as one record batch (None when nothing is)."""
+        self._convert()
+        converted, self._converted, self._rows = self._converted, [], 0
+        if not converted:
+            return None
+        if len(converted) == 1:
+            return converted[0]
+        return pa.concat_batches(converted) if _CONCAT_BATCHES else _concat(converted)
+
+
+def _concat(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+    """pyarrow before 19 has no concat_batches."""
+    table = pa.Table.from_batches(batches).combine_chunks()
+    return table.to_batches()[0]
 
 
 class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
@@ -375,10 +432,10 @@ class EventHubStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # position (see latestOffset): nothing of it is read before the next batch.
         ranges = {pid: (begin.get(pid, u), u) for pid, u in until.items()}
         ranges = _clamp_expired(self._config, ranges, infos)
-        return list(plan_partitions(self._config, ranges, len(until)))
+        return list(pack_tasks(self._config, plan_partitions(self._config, ranges, len(until))))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        return read_planned(partition, EventHubPartition, read_partition)
+        return read_planned(partition, EventHubTask, read_task)
 
     @property
     def _checkpoint_store(self) -> CheckpointStore:
@@ -436,13 +493,24 @@ class EventHubBatchReader(DataSourceReader):  # type: ignore[misc]
         finally:
             meta.close()
         ranges = _clamp_expired(cfg, ranges, infos)
-        return list(plan_partitions(cfg, ranges, len(infos)))
+        return list(pack_tasks(cfg, plan_partitions(cfg, ranges, len(infos))))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        return read_planned(partition, EventHubPartition, read_partition)
+        return read_planned(partition, EventHubTask, read_task)
 
 
-def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
+def read_task(task: EventHubTask) -> Iterator[pa.RecordBatch]:
+    """Every range of a read task, at the same time when there are several (_task_ranges),
+    with the worker's garbage collector collecting young objects rarely meanwhile
+    (received events wait in queues in their thousands: ``worker_gc.rarer_collections``)."""
+    together = len(task.ranges)
+    with rarer_collections():
+        yield from read_ranges(task.ranges, lambda part: read_partition(part, together))
+
+
+def read_partition(
+    part: EventHubPartition, ranges_in_task: int = 1
+) -> Generator[pa.RecordBatch, None, None]:
     """Events [start, until) of one partition as RecordBatches, through the receiver cache."""
     cfg = part.config
     began = time.monotonic()
@@ -458,16 +526,15 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
 
     outage = OutageBudget(cfg, part.partition_id)  # link failures: see _outages
     refusals = 0
-    buffered: list[Any] = []  # SDK batches are small; Spark's Arrow hop prefers big ones
+    rows = _RowBuffer(cfg, part.partition_id)
     try:
         while True:
             try:
                 for events in receiver.take(part.until, on_gap, outage.until):
                     count += len(events)
-                    buffered.extend(events)
-                    if len(buffered) >= _ROWS_PER_ARROW_BATCH:
-                        yield _record_batch(cfg, buffered, part.partition_id)
-                        buffered = []
+                    full = rows.add(events)
+                    if full is not None:
+                        yield full
                     outage.progressed()
                 break
             except OptionError:
@@ -496,9 +563,10 @@ def read_partition(part: EventHubPartition) -> Iterator[pa.RecordBatch]:
                 free_links_after(error, receiver)
                 time.sleep(pause)
                 receiver = PositionedReceiver(cfg, part.partition_id, receiver.next_seq)
-        if buffered:
-            yield _record_batch(cfg, buffered, part.partition_id)
+        last = rows.flush()
+        if last is not None:
+            yield last
         ok = True
     finally:
         release(receiver, ok)
-        task_stats.record(part, reuse, count, time.monotonic() - began)
+        task_stats.record(part, reuse, count, time.monotonic() - began, ranges_in_task)

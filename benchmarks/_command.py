@@ -35,6 +35,7 @@ SCENARIOS = {
     "eventhubs-sink": "benchmarks.eventhubs_sink",
     "eventhubs-avro": "benchmarks.eventhubs_avro",
     "eventhubs-scale": "benchmarks.eventhubs_scale",
+    "eventhubs-stages": "benchmarks.eventhubs_stages",
     "emulator": "benchmarks.emulator",
     "soak": "benchmarks.soak",
 }

@@ -15,6 +15,7 @@ __all__ = [
     "ProcessFigures",
     "children_by_parent",
     "command_line",
+    "cpu_seconds",
     "descendants",
     "figures",
 ]
@@ -119,3 +120,16 @@ def descendants(pid: int, tree: dict[int, list[int]] | None = None) -> list[int]
         found.append(child)
         stack.extend(tree.get(child, []))
     return found
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU ``pid`` has used, its waited-for children's included; 0 once gone."""
+    try:
+        stat = (_PROC / str(pid) / "stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return 0.0
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return sum(int(v) for v in fields[11:15]) / _TICKS

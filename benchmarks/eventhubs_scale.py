@@ -218,6 +218,8 @@ class _Sampler:
         self.peak_rss: dict[str, int] = defaultdict(int)
         self.peak_sockets: dict[str, int] = defaultdict(int)
         self.peak_total_rss = 0
+        self.first_cpu: dict[str, float] = {}
+        self.last_cpu: dict[str, float] = {}
         self.samples = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name="scale-sampler")
@@ -230,12 +232,18 @@ class _Sampler:
         self._stop.set()
         self._thread.join(30)
 
+    def cpu_used(self, name: str) -> float:
+        """CPU seconds ``name`` used between the first and the last sample."""
+        return self.last_cpu.get(name, 0.0) - self.first_cpu.get(name, 0.0)
+
     def _run(self) -> None:
         while not self._stop.is_set():
             found = self.sample()
             for name, fig in found.items():
                 self.peak_rss[name] = max(self.peak_rss[name], fig.rss_bytes)
                 self.peak_sockets[name] = max(self.peak_sockets[name], fig.sockets)
+                self.first_cpu.setdefault(name, fig.cpu)
+                self.last_cpu[name] = fig.cpu
             self.peak_total_rss = max(
                 self.peak_total_rss, sum(fig.rss_bytes for fig in found.values())
             )
@@ -243,12 +251,23 @@ class _Sampler:
             self._stop.wait(self.period)
 
 
+@dataclass(frozen=True)
+class _Figures:
+    """A process's (or a group's) /proc figures and the CPU seconds it has used."""
+
+    rss_bytes: int
+    sockets: int
+    cpu: float
+
+
 def _executor_figures(spark_processes: Any) -> dict[str, Any]:
-    """Per executor JVM: ``jvm <pid>`` -> its figures, ``python <pid>`` -> its Python workers'."""
+    """Per executor JVM: ``jvm <pid>`` -> its figures, ``python <pid>`` -> its Python workers'
+    (their CPU: the live ones', so a worker that exited takes its CPU with it)."""
     from benchmarks._procfs import (
         ProcessFigures,
         children_by_parent,
         command_line,
+        cpu_seconds,
         descendants,
         figures,
     )
@@ -256,19 +275,25 @@ def _executor_figures(spark_processes: Any) -> dict[str, Any]:
     tree = children_by_parent()
     found: dict[str, Any] = {}
     for jvm in spark_processes.executor_jvms():
-        found[f"jvm {jvm}"] = figures(jvm)
-        python = ProcessFigures()
+        own = figures(jvm)
+        found[f"jvm {jvm}"] = _Figures(own.rss_bytes, own.sockets, cpu_seconds(jvm))
+        python, cpu = ProcessFigures(), 0.0
         for child in descendants(jvm, tree):
             if "python" in command_line(child).split(" ", 1)[0]:
                 python += figures(child)
-        found[f"python {jvm}"] = python
+                cpu += cpu_seconds(child)
+        found[f"python {jvm}"] = _Figures(python.rss_bytes, python.sockets, cpu)
     return found
 
 
 def _pids_figures(pids: list[int]) -> dict[str, Any]:
-    from benchmarks._procfs import figures
+    from benchmarks._procfs import cpu_seconds, figures
 
-    return {str(pid): figures(pid) for pid in pids}
+    found = {}
+    for pid in pids:
+        fig = figures(pid)
+        found[str(pid)] = _Figures(fig.rss_bytes, fig.sockets, cpu_seconds(pid))
+    return found
 
 
 # -- the receivers, from taskStatsPath ------------------------------------------------------
@@ -330,6 +355,9 @@ def _fill(conn: str, args: argparse.Namespace) -> float:
 def _sdk(conn: str, args: argparse.Namespace, processes: int) -> dict[str, Any]:
     children = _Children()
     share_list = shares(args.partitions, args.events, processes)
+    # The SDK processes' CPU: what this process's waited-for children used meanwhile (they are
+    # the only children it waits for during the run).
+    cpu_before = _children_cpu()
     launched = time.monotonic()
     try:
         for share in share_list:
@@ -361,7 +389,15 @@ def _sdk(conn: str, args: argparse.Namespace, processes: int) -> dict[str, Any]:
         "start_up_seconds": first - launched,
         "peak_rss_per_process": max(sampler.peak_rss.values(), default=0),
         "peak_rss_total": sampler.peak_total_rss,
+        "cpu": _children_cpu() - cpu_before,
     }
+
+
+def _children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _spark(conn: str, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
@@ -424,6 +460,8 @@ def _spark(conn: str, args: argparse.Namespace, workdir: Path) -> dict[str, Any]
             "jvm_rss": sampler.peak_rss[f"jvm {jvm}"],
             "python_rss": sampler.peak_rss[f"python {jvm}"],
             "python_sockets": sampler.peak_sockets[f"python {jvm}"],
+            "jvm_cpu": sampler.cpu_used(f"jvm {jvm}"),
+            "python_cpu": sampler.cpu_used(f"python {jvm}"),
         }
         for jvm in jvms
     }
@@ -482,6 +520,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "rate": statistics.mean(r["rate"] for r in runs),
         "rate_from_first_event": statistics.mean(r["rate_from_first_event"] for r in runs),
         "peak_rss_per_process": max(r["peak_rss_per_process"] for r in runs),
+        "cpus": [r["cpu"] for r in runs],
+        "cpu": statistics.mean(r["cpu"] for r in runs),
     }
     return _report(args, fill_s, sdk, spark)
 
@@ -496,6 +536,10 @@ def _sdk_run(conn: str, args: argparse.Namespace, processes: int, when: str) -> 
     return sdk
 
 
+def _micros(cpu_seconds: float, events: int) -> str:
+    return f"{cpu_seconds * 1e6 / events:,.1f} µs"
+
+
 def _mib(value: int) -> str:
     return f"{value / 2**20:,.0f} MiB"
 
@@ -507,6 +551,8 @@ def _report(
     opened = [r["receivers_opened"] for r in receivers.values()]
     per_worker = max(r["max_partitions_per_worker"] for r in receivers.values())
     sockets = max(e["python_sockets"] for e in spark["executors"].values())
+    jvm_cpu = sum(e["jvm_cpu"] for e in spark["executors"].values())
+    python_cpu = sum(e["python_cpu"] for e in spark["executors"].values())
     limit = f"maxEventsPerTrigger={args.max_per_trigger:,}" if args.max_per_trigger else "no limit"
     limit = ", ".join([limit, *args.source_option])
     print(
@@ -532,6 +578,13 @@ def _report(
             f"{spark['rate_batches']:,.0f} events/s",
             f"{spark['rate_batches'] / sdk['rate']:.2f}x",
         ),
+        (
+            "CPU per event, SDK processes",
+            f"{_micros(sdk['cpu'], args.events)}",
+            "",
+        ),
+        ("CPU per event, executors' JVMs", _micros(jvm_cpu, args.events), ""),
+        ("CPU per event, executors' Python workers", _micros(python_cpu, args.events), ""),
         ("peak RSS of one executor (JVM + Python workers)", _mib(spark["peak_executor_rss"]), ""),
         ("peak RSS of all executors together", _mib(spark["peak_executors_rss_total"]), ""),
         ("peak RSS of one SDK process", _mib(sdk["peak_rss_per_process"]), ""),
@@ -575,6 +628,11 @@ def _report(
         "receivers_opened_total": sum(opened),
         "max_partitions_per_worker": per_worker,
         "peak_python_sockets_per_executor": sockets,
+        "cpu_us_per_event": {
+            "sdk": round(sdk["cpu"] * 1e6 / args.events, 1),
+            "executor_jvms": round(jvm_cpu * 1e6 / args.events, 1),
+            "executor_python": round(python_cpu * 1e6 / args.events, 1),
+        },
         "receivers": receivers,
     }
 

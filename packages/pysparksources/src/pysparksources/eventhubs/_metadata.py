@@ -29,10 +29,10 @@ log = logging.getLogger(__name__)
 _PARALLEL_CALLS = 16
 _STALE_GRACE_S = 10.0  # how long expired info may still answer while a refresh runs
 # Management calls a second the driver's refreshes may make when partitionInfoCacheInterval
-# is left unset: each is a new AMQP connection and token against Azure. The default 100 ms
-# took bench latency's p50 at 1,000 events/s on 2 partitions from 378 ms (250 ms) to 271 ms,
-# 1.11x the floor of a Python source (841 ms with 1 s); a hub of 32 partitions refreshes every
-# 0.8 s instead.
+# is left unset: each is a new AMQP connection and token against Azure. bench latency's p50 at
+# 1,000 events/s on 2 partitions: 841 ms with 1 s, 381 ms with 250 ms (a cold JVM), and with a
+# warm one 304 / 299 ms with 250 ms against 264 / 305 ms with the default 100 ms (two runs);
+# a hub of 32 partitions refreshes every 0.8 s instead.
 _CALLS_PER_S = 40.0
 # How long a consumer group check at a hub without any event listens for a refusal (nothing
 # else can end it; a missing group's two refusals took 2.0 s against the emulator).

@@ -18,7 +18,7 @@ EXPECTED = [
     "rate", "floor", "profile", "latency", "startup", "files-source", "files-sink",
     "files-malformed", "files-schema", "files-scale", "files-infer-memory", "eventhubs-source",
     "eventhubs-sink",
-    "eventhubs-avro", "eventhubs-scale", "emulator", "soak",
+    "eventhubs-avro", "eventhubs-scale", "eventhubs-stages", "emulator", "soak",
 ]  # fmt: skip
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
@@ -28,7 +29,7 @@ __all__ = ["read_ranges"]
 
 _DONE = object()  # a range read to its end
 _OFFER_WAIT_S = 0.1  # how often a thread with a batch to hand over looks for the task's end
-_JOIN_S = 1.0  # how long a finished or failed task waits for its ranges' threads
+_JOIN_S = 0.5  # how long a finished or failed task waits for its ranges' threads, in all
 
 
 def read_ranges(
@@ -83,7 +84,9 @@ def read_ranges(
                 yield item
     finally:
         ended.set()
+        # A range still waiting for the service ends when its wait does; its thread is a
+        # daemon and closes its receiver then. The others have ended or end at their next
+        # batch: one short wait for all of them, not one per thread.
+        deadline = time.monotonic() + _JOIN_S
         for thread in threads:
-            # A range still waiting for the service ends when its wait does; its thread is a
-            # daemon and closes its receiver then.
-            thread.join(_JOIN_S)
+            thread.join(max(0.0, deadline - time.monotonic()))

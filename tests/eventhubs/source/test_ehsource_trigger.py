@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import itertools
 import json
 from pathlib import Path
@@ -72,6 +73,7 @@ def test_receiver_cache_hit_rate_over_many_batches(
             startingPosition="start",
             maxEventsPerTrigger=5 * partitions,
             taskStatsPath=str(stats),
+            maxParkedReceivers=4,
         )
         run_to_parquet(df, tmp_path, name=hub)
         records = [
@@ -93,8 +95,13 @@ def test_receiver_cache_hit_rate_over_many_batches(
             # Spark hands the one task per batch to an idle Python worker; a worker whose
             # receiver is behind skips forward: reused, not rebuilt. On a quiet machine 11 of
             # 12 tasks reuse; under load Spark forks extra workers (empty caches) when the
-            # previous one has not yet returned to its pool, and 8 of 12 was measured. Without
-            # the cache no task reuses, so the floor of two thirds still catches a regression.
+            # previous one has not yet returned to its pool: 4 workers and 6 of 12 were seen
+            # in CI. So the check is per worker: its first task opens the receiver, the later
+            # ones reuse it, unless a fifth worker's link asked it to close
+            # (maxParkedReceivers=4 keeps four): at most two misses a worker, where without
+            # the cache every task misses, and the busiest worker runs at least three.
             trail = sorted((r["batchId"], r["pid"], r["reuse"]) for r in records)
-            assert hits * 3 >= len(records) * 2, trail
+            tasks = collections.Counter(r["pid"] for r in records)
+            misses = collections.Counter(r["pid"] for r in records if r["reuse"] == "miss")
+            assert max(tasks.values()) >= 3 and max(misses.values()) <= 2, trail
     print("receiver cache hit rate:", "; ".join(report))

@@ -57,34 +57,10 @@ def _pin_to_one_core() -> None:
 
 
 def _sdk(conn: str, partitions: int, count: int) -> int:
-    from azure.eventhub import EventHubConsumerClient
+    from benchmarks.eventhubs_scale import _consume  # what bench eventhubs-scale's SDK side runs
 
-    client = EventHubConsumerClient.from_connection_string(conn, consumer_group="$Default")
-    received = dict.fromkeys(range(partitions), 0)
-    done = threading.Event()
-    lock = threading.Lock()
-
-    def on_event_batch(context: Any, batch: list[Any]) -> None:
-        with lock:
-            received[int(context.partition_id)] += len(batch)
-            if all(n >= count for n in received.values()):
-                done.set()
-
-    for partition in range(partitions):
-        threading.Thread(
-            target=client.receive_batch,
-            kwargs={
-                "on_event_batch": on_event_batch,
-                "partition_id": str(partition),
-                "starting_position": "-1",
-                "max_batch_size": 300,
-                "max_wait_time": 5,
-            },
-            daemon=True,
-        ).start()
-    done.wait()
-    client.close()
-    return sum(received.values())
+    received = _consume(conn, {str(p): count for p in range(partitions)}, timeout=600)
+    return sum(received["received"].values())
 
 
 def _ranges(conn: str, partitions: int, count: int) -> tuple[Any, ...]:

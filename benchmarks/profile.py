@@ -27,13 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._harness import bench_session
+from benchmarks._procfs import cpu_seconds
 
 __all__ = ["HELP", "SPARK", "add_arguments", "run"]
 
 HELP = "where a batch's time goes: JVM task CPU, other JVM CPU, Python worker CPU"
 SPARK = True
-
-_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,16 +63,6 @@ def _shapes(rows: int, partitions: int) -> list[Shape]:
     ]
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU of ``pid`` and of its children that exited and were waited for."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return 0.0
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return sum(int(v) for v in fields[11:15]) / _TICKS
-
-
 def _processes() -> tuple[int, list[int]]:
     """The JVM started for this session, and the Python processes below it."""
     from benchmarks._procfs import children_by_parent, command_line, descendants
@@ -94,7 +83,7 @@ class Sample:
 
 def _sample(batch: int) -> Sample:
     jvm, python = _processes()
-    return Sample(_cpu_seconds(jvm), {p: _cpu_seconds(p) for p in python}, batch)
+    return Sample(cpu_seconds(jvm), {p: cpu_seconds(p) for p in python}, batch)
 
 
 def _python_delta(before: Sample, after: Sample) -> float:

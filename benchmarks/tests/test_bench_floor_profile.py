@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchmarks import floor, profile
+from benchmarks._procfs import cpu_seconds
 
 
 def _progress(trigger: float, add_batch: float) -> dict[str, object]:
@@ -64,7 +65,7 @@ def test_cpu_seconds_count_a_processs_work_and_are_zero_once_it_is_gone() -> Non
     )
     try:
         assert child.stdout is not None and child.stdout.readline() == "done\n"
-        assert profile._cpu_seconds(child.pid) >= 0.05
+        assert cpu_seconds(child.pid) >= 0.05
     finally:
         child.communicate("")
-    assert profile._cpu_seconds(child.pid) == 0.0
+    assert cpu_seconds(child.pid) == 0.0
